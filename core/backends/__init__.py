@@ -1,0 +1,1 @@
+"""Built-in backends, each one folder with an explicit list of its kernels."""

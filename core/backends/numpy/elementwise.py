@@ -1,0 +1,95 @@
+"""numpy kernels: elementwise unary and binary ops (numpy broadcasting)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ... import kernel_names as K
+
+try:  # scipy's erf is vectorised; the fallback is exact but runs per element
+    from scipy.special import erf as _erf
+except ImportError:  # pragma: no cover - depends on the environment
+    _erf_scalar = np.vectorize(math.erf, otypes=[np.float64])
+
+    def _erf(x):
+        return _erf_scalar(x).astype(x.dtype, copy=False)
+
+
+_SELU_ALPHA = 1.6732632423543772
+_SELU_SCALE = 1.0507009873554805
+
+
+def _sigmoid(x):
+    # exp of -|x| never overflows
+    e = np.exp(-np.abs(x))
+    return np.where(x >= 0, 1 / (1 + e), e / (1 + e)).astype(x.dtype, copy=False)
+
+
+def _softplus(x):
+    return (np.maximum(x, 0) + np.log1p(np.exp(-np.abs(x)))).astype(x.dtype, copy=False)
+
+
+def _elu(x, alpha):
+    return np.where(x > 0, x, alpha * np.expm1(np.minimum(x, 0))).astype(x.dtype, copy=False)
+
+
+def _gelu(x):
+    return (0.5 * x * (1 + _erf(x / math.sqrt(2)))).astype(x.dtype, copy=False)
+
+
+def _same(fn):
+    """A unary kernel keeping the input dtype (numpy promotes float32 scalars otherwise)."""
+    return lambda i, a: np.asarray(fn(i["x"])).astype(i["x"].dtype, copy=False)
+
+
+UNARY = {
+    K.NEG: lambda i, a: np.negative(i["x"]),
+    K.ABS: lambda i, a: np.abs(i["x"]),
+    K.SIGN: lambda i, a: np.sign(i["x"]),
+    K.EXP: lambda i, a: np.exp(i["x"]),
+    K.LOG: lambda i, a: np.log(i["x"]),
+    K.LOG1P: lambda i, a: np.log1p(i["x"]),
+    K.SQRT: lambda i, a: np.sqrt(i["x"]),
+    K.RSQRT: _same(lambda x: 1 / np.sqrt(x)),
+    K.SQUARE: lambda i, a: np.square(i["x"]),
+    K.RECIPROCAL: _same(lambda x: 1 / x),
+    K.SIN: lambda i, a: np.sin(i["x"]),
+    K.COS: lambda i, a: np.cos(i["x"]),
+    K.TAN: lambda i, a: np.tan(i["x"]),
+    K.TANH: lambda i, a: np.tanh(i["x"]),
+    K.SIGMOID: lambda i, a: _sigmoid(i["x"]),
+    K.RELU: lambda i, a: np.maximum(i["x"], 0).astype(i["x"].dtype, copy=False),
+    K.ELU: lambda i, a: _elu(i["x"], a.get("alpha", 1.0)),
+    K.SELU: lambda i, a: (_SELU_SCALE * _elu(i["x"], _SELU_ALPHA)).astype(i["x"].dtype),
+    K.SOFTPLUS: lambda i, a: _softplus(i["x"]),
+    K.GELU: lambda i, a: _gelu(i["x"]),
+    K.ERF: lambda i, a: np.asarray(_erf(i["x"])).astype(i["x"].dtype, copy=False),
+    K.CLIP: lambda i, a: np.clip(i["x"], a["min"], a["max"]).astype(i["x"].dtype, copy=False),
+    K.CAST: lambda i, a: i["x"].astype(a["dtype"]),
+    K.IDENTITY: lambda i, a: i["x"],
+    K.STOP_GRADIENT: lambda i, a: i["x"],
+}
+UNARY[K.LEAKY_RELU] = lambda i, a: np.where(
+    i["x"] > 0, i["x"], i["x"] * np.asarray(a["alpha"], i["x"].dtype)
+)  # fmt: skip
+
+BINARY = {
+    K.ADD: lambda i, a: np.add(i["a"], i["b"]),
+    K.SUB: lambda i, a: np.subtract(i["a"], i["b"]),
+    K.MUL: lambda i, a: np.multiply(i["a"], i["b"]),
+    K.DIV: lambda i, a: np.true_divide(i["a"], i["b"]),
+    K.POW: lambda i, a: np.power(i["a"], i["b"]),
+    K.MAXIMUM: lambda i, a: np.maximum(i["a"], i["b"]),
+    K.MINIMUM: lambda i, a: np.minimum(i["a"], i["b"]),
+    K.GREATER: lambda i, a: np.greater(i["a"], i["b"]),
+    K.GREATER_EQUAL: lambda i, a: np.greater_equal(i["a"], i["b"]),
+    K.LESS: lambda i, a: np.less(i["a"], i["b"]),
+    K.LESS_EQUAL: lambda i, a: np.less_equal(i["a"], i["b"]),
+    K.EQUAL: lambda i, a: np.equal(i["a"], i["b"]),
+    K.NOT_EQUAL: lambda i, a: np.not_equal(i["a"], i["b"]),
+    K.SELECT: lambda i, a: np.where(i["condition"], i["a"], i["b"]),
+}
+
+KERNELS = {**UNARY, **BINARY}

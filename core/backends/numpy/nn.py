@@ -1,0 +1,124 @@
+"""numpy kernels: conv2d and pooling, NHWC inputs and HWIO filters (TensorFlow.js layout).
+
+attrs: strides (sh, sw); pads ((top, bottom), (left, right)); ksize (kh, kw) for pooling.
+conv2d: y[n,i,j,o] = sum_{p,q,c} xpad[n, i*sh+p, j*sw+q, c] * w[p,q,c,o]
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numpy.lib.stride_tricks import sliding_window_view
+
+from ... import kernel_names as K
+
+
+def _pad(x, pads, value=0.0):
+    (t, b), (lft, r) = pads
+    if not (t or b or lft or r):
+        return x
+    return np.pad(x, ((0, 0), (t, b), (lft, r), (0, 0)), constant_values=value)
+
+
+def _windows(xp, kh, kw, strides):
+    """(N, OH, OW, C, KH, KW) view of every window."""
+    v = sliding_window_view(xp, (kh, kw), axis=(1, 2))
+    return v[:, :: strides[0], :: strides[1]]
+
+
+def _conv2d(i, a):
+    x, w = i["x"], i["filter"]
+    kh, kw = w.shape[:2]
+    cols = _windows(_pad(x, a["pads"]), kh, kw, a["strides"])
+    return np.einsum("nijcpq,pqco->nijo", cols, w, optimize=True).astype(x.dtype, copy=False)
+
+
+def _conv2d_backprop_input(i, a):
+    dy, w = i["dy"], i["filter"]
+    n, h, wd, c = a["input_shape"]
+    (t, b), (lft, r) = a["pads"]
+    sh, sw = a["strides"]
+    kh, kw = w.shape[:2]
+    oh, ow = dy.shape[1:3]
+    dxp = np.zeros((n, h + t + b, wd + lft + r, c), dy.dtype)
+    # dcols[n,i,j,p,q,c] = sum_o dy[n,i,j,o] w[p,q,c,o]
+    dcols = np.einsum("nijo,pqco->nijpqc", dy, w, optimize=True)
+    for p in range(kh):
+        for q in range(kw):
+            dxp[:, p : p + sh * oh : sh, q : q + sw * ow : sw, :] += dcols[:, :, :, p, q, :]
+    return dxp[:, t : t + h, lft : lft + wd, :]
+
+
+def _conv2d_backprop_filter(i, a):
+    x, dy = i["x"], i["dy"]
+    kh, kw = a["filter_shape"][:2]
+    cols = _windows(_pad(x, a["pads"]), kh, kw, a["strides"])
+    return np.einsum("nijcpq,nijo->pqco", cols, dy, optimize=True).astype(x.dtype, copy=False)
+
+
+def _max_pool(i, a):
+    x = i["x"]
+    kh, kw = a["ksize"]
+    cols = _windows(_pad(x, a["pads"], -np.inf), kh, kw, a["strides"])
+    return cols.max(axis=(4, 5)).astype(x.dtype, copy=False)
+
+
+def _max_pool_grad(i, a):
+    """Route each dy to the first maximum of its window."""
+    x, dy = i["x"], i["dy"]
+    kh, kw = a["ksize"]
+    sh, sw = a["strides"]
+    (t, b), (lft, r) = a["pads"]
+    xp = _pad(x, a["pads"], -np.inf)
+    cols = _windows(xp, kh, kw, a["strides"])
+    n, oh, ow, c = cols.shape[:4]
+    flat = cols.reshape(n, oh, ow, c, kh * kw)
+    arg = flat.argmax(axis=-1)
+    p, q = np.divmod(arg, kw)
+    rows = np.arange(oh)[None, :, None, None] * sh + p
+    colsi = np.arange(ow)[None, None, :, None] * sw + q
+    nn_ = np.broadcast_to(np.arange(n)[:, None, None, None], arg.shape)
+    cc = np.broadcast_to(np.arange(c)[None, None, None, :], arg.shape)
+    dxp = np.zeros(xp.shape, dy.dtype)
+    np.add.at(dxp, (nn_, rows, colsi, cc), dy)
+    return dxp[:, t : t + x.shape[1], lft : lft + x.shape[2], :]
+
+
+def _avg_counts(shape, a, dtype):
+    n, h, w, c = shape
+    kh, kw = a["ksize"]
+    ones = _pad(np.ones((1, h, w, 1), dtype), a["pads"])
+    return _windows(ones, kh, kw, a["strides"]).sum(axis=(4, 5))
+
+
+def _avg_pool(i, a):
+    """Average over the window's real (unpadded) elements, as TensorFlow does."""
+    x = i["x"]
+    kh, kw = a["ksize"]
+    cols = _windows(_pad(x, a["pads"]), kh, kw, a["strides"])
+    return (cols.sum(axis=(4, 5)) / _avg_counts(x.shape, a, x.dtype)).astype(x.dtype, copy=False)
+
+
+def _avg_pool_grad(i, a):
+    dy = i["dy"]
+    n, h, w, c = a["input_shape"]
+    kh, kw = a["ksize"]
+    sh, sw = a["strides"]
+    (t, b), (lft, r) = a["pads"]
+    share = dy / _avg_counts(a["input_shape"], a, dy.dtype)
+    oh, ow = dy.shape[1:3]
+    dxp = np.zeros((n, h + t + b, w + lft + r, c), dy.dtype)
+    for p in range(kh):
+        for q in range(kw):
+            dxp[:, p : p + sh * oh : sh, q : q + sw * ow : sw, :] += share
+    return dxp[:, t : t + h, lft : lft + w, :]
+
+
+KERNELS = {
+    K.CONV2D: _conv2d,
+    K.CONV2D_BACKPROP_INPUT: _conv2d_backprop_input,
+    K.CONV2D_BACKPROP_FILTER: _conv2d_backprop_filter,
+    K.MAX_POOL: _max_pool,
+    K.MAX_POOL_GRAD: _max_pool_grad,
+    K.AVG_POOL: _avg_pool,
+    K.AVG_POOL_GRAD: _avg_pool_grad,
+}

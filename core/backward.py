@@ -1,0 +1,191 @@
+"""Reverse mode over a tape: walk the nodes backwards and call their gradient functions.
+
+Gradients are ops, so while this runs every *other* active tape records them (higher order),
+and the tape being differentiated records them as its ``backward_nodes``. Broadcast inputs
+get their gradient reduced back to their shape here, in one place (``sum_to``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import engine
+from .tape import BackwardStep, Tape, _flatten
+from .tensor import Tensor
+
+
+class GradientError(RuntimeError):
+    """A gradient function returned something wrong, or a gradient is missing."""
+
+
+def reverse(tape: Tape, target, sources, output_gradients, unconnected_gradients):
+    from . import ops
+
+    if unconnected_gradients not in ("none", "zero"):
+        raise ValueError(
+            f"Tape.gradient: unconnected_gradients must be 'none' or 'zero', "
+            f"got {unconnected_gradients!r}"
+        )
+    targets = list(target) if isinstance(target, (list, tuple)) else [target]
+    flat_sources = list(_flatten([sources]))
+    for s in targets + flat_sources:
+        if not isinstance(s, Tensor):
+            raise TypeError(f"Tape.gradient: expected Tensors, got {type(s).__name__}")
+    grads = _seed(targets, output_gradients)
+
+    live = {s.id for s in flat_sources if s.dtype.kind == "f"}
+    relevant = []
+    for node in tape.nodes:
+        for t in node.inputs.values():
+            if t.id in live:
+                relevant.append(node)
+                for o in node.outputs:
+                    if o._data is not None and o.dtype.kind == "f":
+                        live.add(o.id)
+                break
+
+    tape.backward_nodes = []
+    tape.backward_steps = []
+    others = tuple(r for r in engine._RECORDERS.get() if r is not tape)
+    try:
+        with engine._set_recorders(others + (tape,)):
+            for node in reversed(relevant):
+                dys = [grads.get(o.id) for o in node.outputs]
+                if all(d is None for d in dys):
+                    continue
+                tape._grad_of = node.id
+                _backprop_node(tape, node, dys, grads, live, ops)
+    finally:
+        tape._grad_of = None
+
+    result = []
+    for s in flat_sources:
+        g = grads.get(s.id)
+        if g is None and unconnected_gradients == "zero":
+            g = ops.zeros_like(s)
+        result.append(g)
+    return _restructure(sources, iter(result))
+
+
+def _seed(targets, output_gradients):
+    grads = {}
+    if output_gradients is not None and not isinstance(output_gradients, (list, tuple)):
+        output_gradients = [output_gradients]
+    if output_gradients is not None and len(output_gradients) != len(targets):
+        raise ValueError(
+            f"Tape.gradient: {len(targets)} targets but {len(output_gradients)} output_gradients"
+        )
+    for i, t in enumerate(targets):
+        if output_gradients is not None and output_gradients[i] is not None:
+            dy = output_gradients[i]
+            if not isinstance(dy, Tensor):
+                dy = Tensor(np.asarray(dy, dtype=t.dtype))
+            if dy.shape != t.shape:
+                raise ValueError(
+                    f"Tape.gradient: output_gradients[{i}] has shape {dy.shape}, "
+                    f"expected the target's shape {t.shape}"
+                )
+        else:
+            if t.size != 1:
+                raise ValueError(
+                    f"Tape.gradient: the target has shape {t.shape}, not a scalar; pass "
+                    "output_gradients (dy of the target's shape) or reduce it, e.g. tv.sum(y)"
+                )
+            if t.dtype.kind != "f":
+                raise TypeError(f"Tape.gradient: the target must be floating, got {t.dtype}")
+            dy = Tensor(np.ones(t.shape, t.dtype))
+        grads[t.id] = grads[t.id] + dy if t.id in grads else dy
+    return grads
+
+
+def _backprop_node(tape, node, dys, grads, live, ops):
+    if node.grad is None:
+        raise GradientError(
+            f"no gradient is registered for kernel {node.kernel!r} (node {node.id}, "
+            f"{node.label}); register one with tv.register_gradient({node.kernel!r}, ...) "
+            "or cut the path with tv.stop_gradient"
+        )
+    for s in node.saved:
+        if s.released:
+            raise RuntimeError(
+                f"Tape.gradient: the saved values of node {node.id} ({node.label}) were "
+                "released by an earlier gradient(); use Tape(persistent=True)"
+            )
+    if len(node.outputs) == 1:
+        dy = dys[0]
+    else:
+        dy = tuple(
+            d if d is not None else Tensor(np.zeros(o.shape, o.dtype))
+            for d, o in zip(dys, node.outputs)
+        )
+    saved = tuple(s.tensor for s in node.saved)
+    step = BackwardStep(node.id, tuple(dys), {})
+    first_backward = len(tape.backward_nodes)
+    thunks = node.grad.grad_fn(dy, saved, node.attrs)
+    if not isinstance(thunks, dict):
+        raise GradientError(
+            f"gradient of {node.label!r} (node {node.id}) must return a dict from input name "
+            f"to a zero-argument callable, got {type(thunks).__name__}"
+        )
+    for name, x in node.inputs.items():
+        if x.id not in live:
+            continue
+        thunk = thunks.get(name)
+        if thunk is None:
+            continue
+        g = thunk() if callable(thunk) else thunk
+        g = _check_grad(node, name, x, g, ops)
+        step.grads[name] = g
+        prev = grads.get(x.id)
+        if prev is None:
+            grads[x.id] = g
+        else:
+            total = ops.add(prev, g)
+            grads[x.id] = total
+            step.accumulated[name] = total
+    step.backward_node_ids = [n.id for n in tape.backward_nodes[first_backward:]]
+    tape.backward_steps.append(step)
+
+
+def _check_grad(node, name, x, g, ops):
+    if not isinstance(g, Tensor):
+        if isinstance(g, np.ndarray) or np.isscalar(g):
+            g = Tensor(np.asarray(g))
+        else:
+            raise GradientError(
+                f"gradient of {node.label!r} (node {node.id}) for input {name!r}: expected a "
+                f"Tensor, got {type(g).__name__}"
+            )
+    if g.shape != x.shape:
+        if _broadcastable_to(x.shape, g.shape):
+            g = ops.sum_to(g, x.shape)
+        else:
+            raise GradientError(
+                f"gradient of {node.label!r} (node {node.id}) for input {name!r}: expected "
+                f"shape {x.shape}, got {g.shape}"
+            )
+    if g.dtype != x.dtype:
+        raise GradientError(
+            f"gradient of {node.label!r} (node {node.id}) for input {name!r}: expected dtype "
+            f"{x.dtype}, got {g.dtype}"
+        )
+    return g
+
+
+def _broadcastable_to(small, big) -> bool:
+    if len(small) > len(big):
+        return False
+    for s, b in zip(reversed(small), reversed(big)):
+        if s != b and s != 1:
+            return False
+    return True
+
+
+def _restructure(template, it):
+    if isinstance(template, Tensor):
+        return next(it)
+    if isinstance(template, dict):
+        return {k: _restructure(v, it) for k, v in template.items()}
+    if isinstance(template, (list, tuple)):
+        return type(template)(_restructure(v, it) for v in template)
+    return next(it)

@@ -1,0 +1,195 @@
+"""``run_kernel``: the one door from ops to backend kernels, and where tapes record.
+
+Every op ends here. The engine looks the kernel up for the active backend, runs it on raw
+arrays, wraps the outputs as tensors and lets every active recorder (tape) write a node.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import os
+import sys
+
+import numpy as np
+
+from .registry import _KERNELS, _missing_kernel_message, get_backend
+from .tensor import DisposedError, Tensor, _wrap
+
+__all__ = ["run_kernel", "no_grad", "name_scope", "settings"]
+
+# the active recorders (tapes, backward recorders); no_grad empties it
+_RECORDERS: contextvars.ContextVar[tuple] = contextvars.ContextVar("recorders", default=())
+_SCOPE: contextvars.ContextVar[tuple[str, ...]] = contextvars.ContextVar("scope", default=())
+
+
+class _Settings:
+    """Global switches. ``record_source``: remember the user code line of each node."""
+
+    record_source: bool = True
+    boundscheck: bool = False
+
+
+settings = _Settings()
+
+
+def run_kernel(name: str, inputs: dict, attrs: dict | None = None):
+    """Run kernel ``name`` on the active backend and record it on every active tape.
+
+    Args:
+        name: kernel name (``core.kernel_names``).
+        inputs: ``{input name: Tensor}``.
+        attrs: non-tensor arguments.
+
+    Returns:
+        A Tensor, or a tuple of Tensors for multi-output kernels.
+
+    Example:
+        >>> import core
+        >>> core.run_kernel("Add", {"a": core.tensor([1.0]), "b": core.tensor([2.0])}).numpy()
+        array([3.], dtype=float32)
+    """
+    if attrs is None:
+        attrs = {}
+    backend = get_backend()
+    config = _KERNELS.get((name, backend))
+    if config is None:
+        raise KeyError(_missing_kernel_message(name, backend))
+    arrays = {}
+    for key, t in inputs.items():
+        if type(t) is not Tensor and not isinstance(t, Tensor):
+            raise TypeError(
+                f"{name}: input {key!r} must be a Tensor, got {type(t).__name__} "
+                "(wrap it with tv.tensor)"
+            )
+        data = t._data
+        if data is None:
+            raise DisposedError(f"{name}: input {key!r} ({t._label()}) was disposed")
+        arrays[key] = data
+    try:
+        out = config.fn(arrays, attrs)
+    except (DisposedError, KernelError):
+        raise
+    except Exception as e:  # name the kernel, backend and input shapes
+        raise _kernel_error(name, backend, arrays, e) from e
+    if type(out) is tuple or type(out) is list:
+        outputs = tuple(_wrap(o) for o in out)
+        result = outputs
+    else:
+        result = _wrap(out)
+        outputs = (result,)
+    recorders = _RECORDERS.get()
+    if recorders:
+        source = _user_frame() if settings.record_source else None
+        for rec in recorders:
+            rec._record(name, backend, inputs, outputs, attrs, None, source)
+    return result
+
+
+class KernelError(ValueError):
+    """A kernel failed; the message names the kernel, backend and input shapes."""
+
+
+def _kernel_error(name, backend, arrays, e):
+    shapes = ", ".join(f"{k}: {a.shape} {a.dtype}" for k, a in arrays.items())
+    msg = f"kernel {name!r} on backend {backend!r} failed for inputs ({shapes}): {e}"
+    if isinstance(e, IndexError):
+        return IndexError(msg)
+    if isinstance(e, TypeError):
+        return TypeError(msg)
+    return KernelError(msg)
+
+
+def record_node(kernel, inputs, outputs, attrs, grad_config, *, style, label, saved=None):
+    """Record a node made outside ``run_kernel`` (custom gradients) on every active tape.
+
+    ``saved`` is a list of ``(role, name, Tensor)``; without it the grad config decides.
+    Returns the nodes recorded (one per active tape).
+    """
+    recorders = _RECORDERS.get()
+    source = _user_frame() if settings.record_source else None
+    extra = {"style": style, "label": label, "saved": saved, "grad": grad_config}
+    return [
+        rec._record(kernel, get_backend(), inputs, outputs, attrs, extra, source)
+        for rec in recorders
+    ]
+
+
+def recording() -> bool:
+    """True when some tape is recording."""
+    return bool(_RECORDERS.get())
+
+
+@contextlib.contextmanager
+def no_grad():
+    """Within the block no tape records (ops still run). Tapes opened inside do record."""
+    token = _RECORDERS.set(())
+    try:
+        yield
+    finally:
+        _RECORDERS.reset(token)
+
+
+@contextlib.contextmanager
+def _push_recorder(rec):
+    token = _RECORDERS.set(_RECORDERS.get() + (rec,))
+    try:
+        yield rec
+    finally:
+        _RECORDERS.reset(token)
+
+
+@contextlib.contextmanager
+def _set_recorders(recs: tuple):
+    token = _RECORDERS.set(recs)
+    try:
+        yield
+    finally:
+        _RECORDERS.reset(token)
+
+
+@contextlib.contextmanager
+def name_scope(name: str):
+    """Group the nodes recorded in the block under ``name`` (nested scopes join with '/').
+
+    tapeviz draws a scope as a cluster and can collapse it.
+    """
+    if not isinstance(name, str) or not name or "/" in name:
+        raise ValueError(f"name_scope: expected a non-empty name without '/', got {name!r}")
+    token = _SCOPE.set(_SCOPE.get() + (name,))
+    try:
+        yield
+    finally:
+        _SCOPE.reset(token)
+
+
+def current_scope() -> str:
+    return "/".join(_SCOPE.get())
+
+
+_CORE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
+_INTERNAL: dict = {}
+
+
+def _is_internal(code) -> bool:
+    hit = _INTERNAL.get(code)
+    if hit is None:
+        fn = code.co_filename
+        hit = _INTERNAL[code] = (
+            fn.startswith(_CORE_DIR) or f"{os.sep}tapeviz{os.sep}" in fn or ("contextlib" in fn)
+        )
+    return hit
+
+
+def _user_frame():
+    """(file, line, function) of the first frame outside core/tapeviz: the user's code line."""
+    f = sys._getframe(2)
+    while f is not None and _is_internal(f.f_code):
+        f = f.f_back
+    if f is None:
+        return None
+    return (f.f_code.co_filename, f.f_lineno, f.f_code.co_name)
+
+
+def zeros_like_array(t: Tensor) -> np.ndarray:
+    return np.zeros(t.shape, t.dtype)

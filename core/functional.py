@@ -1,0 +1,190 @@
+"""The functional API over tapes: grad, grads, value_and_grad(s), variable_grads,
+jacobian, hessian, vjp, jvp (TensorFlow.js names, JAX behaviour for the last four)."""
+
+from __future__ import annotations
+
+from collections import namedtuple
+
+import numpy as np
+
+from .tape import Tape
+from .tensor import Tensor, Variable, _to_array
+
+__all__ = [
+    "grad",
+    "grads",
+    "value_and_grad",
+    "value_and_grads",
+    "variable_grads",
+    "jacobian",
+    "hessian",
+    "vjp",
+    "jvp",
+]
+
+VariableGrads = namedtuple("VariableGrads", ["value", "grads"])
+
+
+def _input(x, fn_name: str) -> Tensor:
+    if isinstance(x, Tensor):
+        return x
+    arr = _to_array(x, where=fn_name)
+    if arr.dtype.kind != "f":
+        arr = arr.astype(np.float32)
+    return Tensor(arr)
+
+
+def _name(f) -> str:
+    return getattr(f, "__name__", type(f).__name__)
+
+
+def _value_and_grads(f, args, dy, api: str):
+    xs = [_input(a, f"{api}({_name(f)})") for a in args]
+    with Tape() as tape:
+        tape.watch(xs)
+        y = f(*xs)
+    if not isinstance(y, Tensor):
+        raise TypeError(
+            f"{api}({_name(f)}): the function must return a Tensor, got {type(y).__name__}"
+        )
+    g = tape.gradient(y, xs, output_gradients=dy, unconnected_gradients="zero")
+    return y, g
+
+
+def grad(f):
+    """``g(x, dy=None)``: the gradient of ``f`` (one tensor argument) at ``x``.
+
+    Example:
+        >>> import core
+        >>> core.grad(lambda x: (x * x).sum())(core.tensor([1.0, 2.0])).numpy()
+        array([2., 4.], dtype=float32)
+    """
+
+    def g(x, dy=None):
+        return _value_and_grads(f, [x], dy, "grad")[1][0]
+
+    return g
+
+
+def grads(f):
+    """``g(*args, dy=None)``: the gradients of ``f`` with respect to every argument (a list)."""
+
+    def g(*args, dy=None):
+        if len(args) == 1 and isinstance(args[0], (list, tuple)):
+            args = tuple(args[0])
+        return _value_and_grads(f, args, dy, "grads")[1]
+
+    return g
+
+
+def value_and_grad(f):
+    """``g(x, dy=None) -> (value, grad)``."""
+
+    def g(x, dy=None):
+        y, gs = _value_and_grads(f, [x], dy, "value_and_grad")
+        return y, gs[0]
+
+    return g
+
+
+def value_and_grads(f):
+    """``g(*args, dy=None) -> (value, [grads])``."""
+
+    def g(*args, dy=None):
+        if len(args) == 1 and isinstance(args[0], (list, tuple)):
+            args = tuple(args[0])
+        return _value_and_grads(f, args, dy, "value_and_grads")
+
+    return g
+
+
+def variable_grads(f, var_list=None) -> VariableGrads:
+    """Run ``f()`` (a scalar loss) and differentiate it with respect to trainable variables.
+
+    Returns:
+        ``(value, grads)`` with ``grads`` a dict from variable name (or id) to gradient.
+    """
+    from .tape import live_tapes  # noqa: F401
+
+    with Tape() as tape:
+        if var_list is not None:
+            tape.watch(list(var_list))
+        y = f()
+    if not isinstance(y, Tensor) or y.size != 1:
+        raise ValueError(f"variable_grads({_name(f)}): f must return a scalar Tensor, got {y!r}")
+    if var_list is None:
+        var_list = [t for t in tape.watched.values() if isinstance(t, Variable) and t.trainable]
+    if not var_list:
+        raise ValueError(f"variable_grads({_name(f)}): f uses no trainable variable")
+    gs = tape.gradient(y, list(var_list))
+    return VariableGrads(y, {(v.name or v.id): g for v, g in zip(var_list, gs)})
+
+
+def vjp(f, *primals):
+    """``(f(*primals), vjp_fn)``; ``vjp_fn(dy)`` returns one gradient per primal."""
+    xs = [_input(p, f"vjp({_name(f)})") for p in primals]
+    tape = Tape(persistent=True)
+    with tape:
+        tape.watch(xs)
+        y = f(*xs)
+
+    def vjp_fn(dy):
+        return tape.gradient(y, xs, output_gradients=dy, unconnected_gradients="zero")
+
+    return y, vjp_fn
+
+
+def jvp(f, primals, tangents):
+    """Forward mode: ``(f(*primals), J @ tangents)``, by differentiating a VJP (the
+    double-VJP trick), so it works for every differentiable op."""
+    from . import ops
+
+    primals = [_input(p, f"jvp({_name(f)})") for p in primals]
+    tangents = [_input(t, f"jvp({_name(f)})") for t in tangents]
+    if len(primals) != len(tangents):
+        raise ValueError(f"jvp({_name(f)}): {len(primals)} primals but {len(tangents)} tangents")
+    for p, t in zip(primals, tangents):
+        if p.shape != t.shape:
+            raise ValueError(f"jvp({_name(f)}): tangent shape {t.shape} != primal shape {p.shape}")
+    with Tape() as outer:
+        with Tape() as inner:
+            inner.watch(primals)
+            y = f(*primals)
+        u = Tensor(np.zeros(y.shape, y.dtype))
+        outer.watch(u)
+        gs = inner.gradient(y, primals, output_gradients=u, unconnected_gradients="zero")
+        total = None
+        for g, t in zip(gs, tangents):
+            term = ops.sum(g * t)
+            total = term if total is None else total + term
+    out = outer.gradient(total, u, unconnected_gradients="zero")
+    return y, out
+
+
+def jacobian(f):
+    """``J(x)``: the Jacobian of ``f`` at ``x``, shape ``f(x).shape + x.shape``."""
+    from . import ops
+
+    def j(x):
+        x = _input(x, f"jacobian({_name(f)})")
+        with Tape(persistent=True) as tape:
+            tape.watch(x)
+            y = f(x)
+        rows = []
+        for i in range(y.size):
+            e = np.zeros(y.size, y.dtype)
+            e[i] = 1
+            (g,) = tape.gradient(
+                y, [x], output_gradients=Tensor(e.reshape(y.shape)), unconnected_gradients="zero"
+            )
+            rows.append(g)
+        if not rows:
+            return Tensor(np.zeros(y.shape + x.shape, x.dtype))
+        return ops.reshape(ops.stack(rows), y.shape + x.shape)
+
+    return j
+
+
+def hessian(f):
+    """``H(x)``: the Hessian of a scalar ``f`` at ``x``, shape ``x.shape + x.shape``."""
+    return jacobian(grad(f))

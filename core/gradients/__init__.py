@@ -1,0 +1,14 @@
+"""Built-in gradients, one module per op family, registered from one explicit list."""
+
+from __future__ import annotations
+
+from ..registry import register_gradient
+from . import elementwise, linalg, nn, reduce, shape
+
+FAMILIES = (elementwise, reduce, linalg, shape, nn)
+
+
+def register() -> None:
+    for family in FAMILIES:
+        for name, fn, inputs_to_save, outputs_to_save in family.GRADIENTS:
+            register_gradient(name, fn, inputs_to_save, outputs_to_save, _builtin=True)

@@ -1,0 +1,270 @@
+"""Gradients of elementwise kernels, written with ops (so they differentiate again).
+
+Each entry: (kernel, grad_fn, inputs_to_save, outputs_to_save). ``dy`` flows in; the engine
+reduces broadcast gradients back to the input's shape.
+"""
+
+from __future__ import annotations
+
+import math
+
+from .. import kernel_names as K
+from .. import ops as o
+
+_SELU_ALPHA = 1.6732632423543772
+_SELU_SCALE = 1.0507009873554805
+
+
+def _mask(cond, like):
+    """A float 0/1 tensor from a bool tensor (constant for differentiation)."""
+    return o.cast(cond, like.dtype)
+
+
+# neg: y = -x; dx = -dy
+def _neg(dy, saved, attrs):
+    return {"x": lambda: o.neg(dy)}
+
+
+# abs: y = |x|; dx = dy * sign(x)
+def _abs(dy, saved, attrs):
+    (x,) = saved
+    return {"x": lambda: dy * o.sign(x)}
+
+
+# sign: dx = 0
+def _sign(dy, saved, attrs):
+    return {"x": lambda: o.zeros_like(dy)}
+
+
+# exp: y = e^x; dx = dy * y
+def _exp(dy, saved, attrs):
+    (y,) = saved
+    return {"x": lambda: dy * y}
+
+
+# log: dx = dy / x
+def _log(dy, saved, attrs):
+    (x,) = saved
+    return {"x": lambda: dy / x}
+
+
+# log1p: dx = dy / (1 + x)
+def _log1p(dy, saved, attrs):
+    (x,) = saved
+    return {"x": lambda: dy / (x + 1)}
+
+
+# sqrt: y = sqrt(x); dx = dy / (2 y)
+def _sqrt(dy, saved, attrs):
+    (y,) = saved
+    return {"x": lambda: dy / (y * 2)}
+
+
+# rsqrt: y = x^-1/2; dx = -dy y^3 / 2
+def _rsqrt(dy, saved, attrs):
+    (y,) = saved
+    return {"x": lambda: dy * (y * y * y) * -0.5}
+
+
+# square: dx = 2 x dy
+def _square(dy, saved, attrs):
+    (x,) = saved
+    return {"x": lambda: dy * (x * 2)}
+
+
+# reciprocal: y = 1/x; dx = -dy y^2
+def _reciprocal(dy, saved, attrs):
+    (y,) = saved
+    return {"x": lambda: o.neg(dy * (y * y))}
+
+
+# sin: dx = dy cos x
+def _sin(dy, saved, attrs):
+    (x,) = saved
+    return {"x": lambda: dy * o.cos(x)}
+
+
+# cos: dx = -dy sin x
+def _cos(dy, saved, attrs):
+    (x,) = saved
+    return {"x": lambda: o.neg(dy * o.sin(x))}
+
+
+# tan: y = tan x; dx = dy (1 + y^2)
+def _tan(dy, saved, attrs):
+    (y,) = saved
+    return {"x": lambda: dy * (y * y + 1)}
+
+
+# tanh: y = tanh x; dx = dy (1 - y^2)
+def _tanh(dy, saved, attrs):
+    (y,) = saved
+    return {"x": lambda: dy * (1 - y * y)}
+
+
+# sigmoid: y = 1/(1+exp(-x)); dx = dy y (1 - y)
+def _sigmoid(dy, saved, attrs):
+    (y,) = saved
+    return {"x": lambda: dy * (y * (1 - y))}
+
+
+# relu: dx = dy * (x > 0)
+def _relu(dy, saved, attrs):
+    (x,) = saved
+    return {"x": lambda: dy * _mask(x > 0, x)}
+
+
+# leaky_relu: dx = dy if x > 0 else alpha dy
+def _leaky_relu(dy, saved, attrs):
+    (x,) = saved
+    return {"x": lambda: o.where(x > 0, dy, dy * attrs["alpha"])}
+
+
+# elu: y = x if x > 0 else alpha (e^x - 1); dx = dy if y > 0 else dy (y + alpha)
+def _elu(dy, saved, attrs):
+    (y,) = saved
+    return {"x": lambda: o.where(y > 0, dy, dy * (y + attrs.get("alpha", 1.0)))}
+
+
+# selu: y = scale elu(x, a); dx = scale dy if y > 0 else dy (y + scale a)
+def _selu(dy, saved, attrs):
+    (y,) = saved
+    return {"x": lambda: o.where(y > 0, dy * _SELU_SCALE, dy * (y + _SELU_SCALE * _SELU_ALPHA))}
+
+
+# softplus: y = log(1 + e^x); dx = dy sigmoid(x)
+def _softplus(dy, saved, attrs):
+    (x,) = saved
+    return {"x": lambda: dy * o.sigmoid(x)}
+
+
+# gelu: y = x Phi(x); dx = dy (Phi(x) + x phi(x))
+def _gelu(dy, saved, attrs):
+    (x,) = saved
+
+    def dx():
+        cdf = (o.erf(x * (1 / math.sqrt(2))) + 1) * 0.5
+        pdf = o.exp(x * x * -0.5) * (1 / math.sqrt(2 * math.pi))
+        return dy * (cdf + x * pdf)
+
+    return {"x": dx}
+
+
+# erf: dx = dy 2/sqrt(pi) exp(-x^2)
+def _erf(dy, saved, attrs):
+    (x,) = saved
+    return {"x": lambda: dy * (o.exp(o.neg(x * x)) * (2 / math.sqrt(math.pi)))}
+
+
+# clip: dx = dy where min <= x <= max
+def _clip(dy, saved, attrs):
+    (x,) = saved
+    return {
+        "x": lambda: dy * _mask(x >= attrs["min"], x) * _mask(x <= attrs["max"], x),
+    }
+
+
+# cast: dx = cast(dy, source dtype), for float sources
+def _cast(dy, saved, attrs):
+    if attrs["src"].kind != "f":
+        return {}
+    return {"x": lambda: o.cast(dy, attrs["src"])}
+
+
+def _identity(dy, saved, attrs):
+    return {"x": lambda: dy}
+
+
+def _stop_gradient(dy, saved, attrs):
+    return {}
+
+
+# add: da = dy, db = dy (reduced to each input's shape by the engine)
+def _add(dy, saved, attrs):
+    return {"a": lambda: dy, "b": lambda: dy}
+
+
+# sub: da = dy, db = -dy
+def _sub(dy, saved, attrs):
+    return {"a": lambda: dy, "b": lambda: o.neg(dy)}
+
+
+# mul: da = dy b, db = dy a
+def _mul(dy, saved, attrs):
+    a, b = saved
+    return {"a": lambda: dy * b, "b": lambda: dy * a}
+
+
+# div: da = dy / b, db = -dy a / b^2
+def _div(dy, saved, attrs):
+    a, b = saved
+    return {"a": lambda: dy / b, "b": lambda: o.neg(dy * a) / (b * b)}
+
+
+# pow: y = a^b; da = dy b a^(b-1); db = dy y log(a) (0 where a <= 0)
+def _pow(dy, saved, attrs):
+    a, b, y = saved
+
+    def db():
+        positive = a > 0
+        safe_a = o.where(positive, a, o.ones_like(a))
+        return dy * y * o.where(positive, o.log(safe_a), o.zeros_like(a))
+
+    return {"a": lambda: dy * b * o.pow(a, b - 1), "b": db}
+
+
+# maximum: da = dy where a >= b, db = dy where a < b
+def _maximum(dy, saved, attrs):
+    a, b = saved
+    return {"a": lambda: dy * _mask(a >= b, dy), "b": lambda: dy * _mask(a < b, dy)}
+
+
+# minimum: da = dy where a <= b, db = dy where a > b
+def _minimum(dy, saved, attrs):
+    a, b = saved
+    return {"a": lambda: dy * _mask(a <= b, dy), "b": lambda: dy * _mask(a > b, dy)}
+
+
+# select: da = dy where condition, db = dy elsewhere
+def _select(dy, saved, attrs):
+    (c,) = saved
+    zero = o.zeros_like(dy)
+    return {"a": lambda: o.where(c, dy, zero), "b": lambda: o.where(c, zero, dy)}
+
+
+GRADIENTS = [
+    (K.NEG, _neg, (), ()),
+    (K.ABS, _abs, ("x",), ()),
+    (K.SIGN, _sign, (), ()),
+    (K.EXP, _exp, (), (0,)),
+    (K.LOG, _log, ("x",), ()),
+    (K.LOG1P, _log1p, ("x",), ()),
+    (K.SQRT, _sqrt, (), (0,)),
+    (K.RSQRT, _rsqrt, (), (0,)),
+    (K.SQUARE, _square, ("x",), ()),
+    (K.RECIPROCAL, _reciprocal, (), (0,)),
+    (K.SIN, _sin, ("x",), ()),
+    (K.COS, _cos, ("x",), ()),
+    (K.TAN, _tan, (), (0,)),
+    (K.TANH, _tanh, (), (0,)),
+    (K.SIGMOID, _sigmoid, (), (0,)),
+    (K.RELU, _relu, ("x",), ()),
+    (K.LEAKY_RELU, _leaky_relu, ("x",), ()),
+    (K.ELU, _elu, (), (0,)),
+    (K.SELU, _selu, (), (0,)),
+    (K.SOFTPLUS, _softplus, ("x",), ()),
+    (K.GELU, _gelu, ("x",), ()),
+    (K.ERF, _erf, ("x",), ()),
+    (K.CLIP, _clip, ("x",), ()),
+    (K.CAST, _cast, (), ()),
+    (K.IDENTITY, _identity, (), ()),
+    (K.STOP_GRADIENT, _stop_gradient, (), ()),
+    (K.ADD, _add, (), ()),
+    (K.SUB, _sub, (), ()),
+    (K.MUL, _mul, ("a", "b"), ()),
+    (K.DIV, _div, ("a", "b"), ()),
+    (K.POW, _pow, ("a", "b"), (0,)),
+    (K.MAXIMUM, _maximum, ("a", "b"), ()),
+    (K.MINIMUM, _minimum, ("a", "b"), ()),
+    (K.SELECT, _select, ("condition",), ()),
+]

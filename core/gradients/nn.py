@@ -1,0 +1,83 @@
+"""Gradients of conv2d and pooling. The backprop kernels are linear, so their gradients are
+convolutions again (second order works for conv2d and avg_pool2d)."""
+
+from __future__ import annotations
+
+from .. import kernel_names as K
+from ..engine import run_kernel
+
+
+def _conv_attrs(attrs):
+    return {"strides": attrs["strides"], "pads": attrs["pads"]}
+
+
+def conv2d_backprop_input(dy, w, input_shape, attrs):
+    a = {**_conv_attrs(attrs), "input_shape": tuple(input_shape)}
+    return run_kernel(K.CONV2D_BACKPROP_INPUT, {"dy": dy, "filter": w}, a)
+
+
+def conv2d_backprop_filter(x, dy, filter_shape, attrs):
+    a = {**_conv_attrs(attrs), "filter_shape": tuple(filter_shape)}
+    return run_kernel(K.CONV2D_BACKPROP_FILTER, {"x": x, "dy": dy}, a)
+
+
+def _conv(x, w, attrs):
+    return run_kernel(K.CONV2D, {"x": x, "filter": w}, _conv_attrs(attrs))
+
+
+# conv2d: dx = conv^T_x(dy, w), dw = conv^T_w(x, dy)
+def _conv2d(dy, saved, attrs):
+    x, w = saved
+    return {
+        "x": lambda: conv2d_backprop_input(dy, w, x.shape, attrs),
+        "filter": lambda: conv2d_backprop_filter(x, dy, w.shape, attrs),
+    }
+
+
+# backprop_input(dy, w) is linear in each: d/d(dy) = conv(g, w); d/dw = backprop_filter(g, dy)
+def _conv2d_backprop_input(g, saved, attrs):
+    dy, w = saved
+    return {
+        "dy": lambda: _conv(g, w, attrs),
+        "filter": lambda: conv2d_backprop_filter(g, dy, w.shape, attrs),
+    }
+
+
+# backprop_filter(x, dy): d/d(dy) = conv(x, g); d/dx = backprop_input(dy, g)
+def _conv2d_backprop_filter(g, saved, attrs):
+    x, dy = saved
+    return {
+        "dy": lambda: _conv(x, g, attrs),
+        "x": lambda: conv2d_backprop_input(dy, g, x.shape, attrs),
+    }
+
+
+def _pool_attrs(attrs):
+    return {"ksize": attrs["ksize"], "strides": attrs["strides"], "pads": attrs["pads"]}
+
+
+# max_pool: dy goes to the (first) maximum of each window
+def _max_pool(dy, saved, attrs):
+    (x,) = saved
+    return {"x": lambda: run_kernel(K.MAX_POOL_GRAD, {"x": x, "dy": dy}, _pool_attrs(attrs))}
+
+
+# avg_pool: dy shared evenly over each window's real elements
+def _avg_pool(dy, saved, attrs):
+    (x,) = saved
+    a = {**_pool_attrs(attrs), "input_shape": x.shape}
+    return {"x": lambda: run_kernel(K.AVG_POOL_GRAD, {"dy": dy}, a)}
+
+
+def _avg_pool_grad(g, saved, attrs):  # linear; its adjoint is the average pool itself
+    return {"dy": lambda: run_kernel(K.AVG_POOL, {"x": g}, _pool_attrs(attrs))}
+
+
+GRADIENTS = [
+    (K.CONV2D, _conv2d, ("x", "filter"), ()),
+    (K.CONV2D_BACKPROP_INPUT, _conv2d_backprop_input, ("dy", "filter"), ()),
+    (K.CONV2D_BACKPROP_FILTER, _conv2d_backprop_filter, ("x", "dy"), ()),
+    (K.MAX_POOL, _max_pool, ("x",), ()),
+    (K.AVG_POOL, _avg_pool, ("x",), ()),
+    (K.AVG_POOL_GRAD, _avg_pool_grad, (), ()),
+]

@@ -1,0 +1,83 @@
+"""Kernel names: the one place where every primitive's name is spelled.
+
+Ops call ``run_kernel(<NAME>, inputs, attrs)``; backends register kernels and the gradient
+registry registers gradients under these same names (TensorFlow.js spelling).
+"""
+
+# elementwise, unary
+NEG = "Neg"
+ABS = "Abs"
+SIGN = "Sign"
+EXP = "Exp"
+LOG = "Log"
+LOG1P = "Log1p"
+SQRT = "Sqrt"
+RSQRT = "Rsqrt"
+SQUARE = "Square"
+RECIPROCAL = "Reciprocal"
+SIN = "Sin"
+COS = "Cos"
+TAN = "Tan"
+TANH = "Tanh"
+SIGMOID = "Sigmoid"
+RELU = "Relu"
+LEAKY_RELU = "LeakyRelu"
+ELU = "Elu"
+SELU = "Selu"
+SOFTPLUS = "Softplus"
+GELU = "Gelu"
+ERF = "Erf"
+CLIP = "ClipByValue"
+CAST = "Cast"
+IDENTITY = "Identity"
+STOP_GRADIENT = "StopGradient"
+
+# elementwise, binary (numpy broadcasting)
+ADD = "Add"
+SUB = "Sub"
+MUL = "Mul"
+DIV = "RealDiv"
+POW = "Pow"
+MAXIMUM = "Maximum"
+MINIMUM = "Minimum"
+GREATER = "Greater"
+GREATER_EQUAL = "GreaterEqual"
+LESS = "Less"
+LESS_EQUAL = "LessEqual"
+EQUAL = "Equal"
+NOT_EQUAL = "NotEqual"
+SELECT = "Select"
+
+# reductions
+SUM = "Sum"
+MAX = "Max"
+MIN = "Min"
+PROD = "Prod"
+SOFTMAX = "Softmax"
+LOG_SOFTMAX = "LogSoftmax"
+
+# linear algebra
+MATMUL = "BatchMatMul"
+
+# shape and indexing
+RESHAPE = "Reshape"
+TRANSPOSE = "Transpose"
+CONCAT = "Concat"
+SPLIT = "Split"
+SLICE = "Slice"
+SLICE_GRAD = "SliceGrad"
+GATHER = "Gather"
+SCATTER_ADD = "ScatterAdd"
+PAD = "Pad"
+TILE = "Tile"
+BROADCAST_TO = "BroadcastTo"
+ONE_HOT = "OneHot"
+
+# neural network
+CONV2D = "Conv2D"
+CONV2D_BACKPROP_INPUT = "Conv2DBackpropInput"
+CONV2D_BACKPROP_FILTER = "Conv2DBackpropFilter"
+MAX_POOL = "MaxPool"
+MAX_POOL_GRAD = "MaxPoolGrad"
+AVG_POOL = "AvgPool"
+AVG_POOL_GRAD = "AvgPoolGrad"

@@ -1,0 +1,144 @@
+"""Elementwise ops: unary math, activations, binary arithmetic and comparisons."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import kernel_names as K
+from ..engine import run_kernel
+from ..tensor import Tensor
+from ._util import as_tensor, binary_args, require_float
+
+
+def _unary(kernel: str, op: str, float_only: bool = True):
+    def fn(x) -> Tensor:
+        x = as_tensor(x, op)
+        if float_only:
+            require_float(x, op)
+        return run_kernel(kernel, {"x": x})
+
+    fn.__name__ = op
+    fn.__qualname__ = op
+    fn.__doc__ = f"Elementwise ``{op}`` (kernel ``{kernel}``)."
+    return fn
+
+
+exp = _unary(K.EXP, "exp")
+log = _unary(K.LOG, "log")
+log1p = _unary(K.LOG1P, "log1p")
+sqrt = _unary(K.SQRT, "sqrt")
+rsqrt = _unary(K.RSQRT, "rsqrt")
+square = _unary(K.SQUARE, "square")
+reciprocal = _unary(K.RECIPROCAL, "reciprocal")
+sin = _unary(K.SIN, "sin")
+cos = _unary(K.COS, "cos")
+tan = _unary(K.TAN, "tan")
+tanh = _unary(K.TANH, "tanh")
+sigmoid = _unary(K.SIGMOID, "sigmoid")
+relu = _unary(K.RELU, "relu")
+selu = _unary(K.SELU, "selu")
+softplus = _unary(K.SOFTPLUS, "softplus")
+gelu = _unary(K.GELU, "gelu")
+erf = _unary(K.ERF, "erf")
+neg = _unary(K.NEG, "neg", float_only=False)
+abs = _unary(K.ABS, "abs", float_only=False)  # noqa: A001 - numpy's name
+sign = _unary(K.SIGN, "sign", float_only=False)
+
+
+def leaky_relu(x, alpha: float = 0.2) -> Tensor:
+    """``x if x > 0 else alpha * x`` (TensorFlow.js default alpha 0.2)."""
+    x = as_tensor(x, "leaky_relu")
+    require_float(x, "leaky_relu")
+    return run_kernel(K.LEAKY_RELU, {"x": x}, {"alpha": float(alpha)})
+
+
+def elu(x, alpha: float = 1.0) -> Tensor:
+    """``x if x > 0 else alpha * (exp(x) - 1)``."""
+    x = as_tensor(x, "elu")
+    require_float(x, "elu")
+    return run_kernel(K.ELU, {"x": x}, {"alpha": float(alpha)})
+
+
+def clip(x, min_value, max_value) -> Tensor:
+    """Clip to ``[min_value, max_value]``; the gradient passes where ``x`` is inside."""
+    x = as_tensor(x, "clip")
+    if min_value > max_value:
+        raise ValueError(f"clip: min_value {min_value} is greater than max_value {max_value}")
+    return run_kernel(K.CLIP, {"x": x}, {"min": min_value, "max": max_value})
+
+
+def cast(x, dtype) -> Tensor:
+    """Convert to ``dtype``; differentiable between float types."""
+    x = as_tensor(x, "cast")
+    dtype = np.dtype(dtype)
+    if dtype.kind not in "fiub":
+        raise TypeError(f"cast: unsupported dtype {dtype}")
+    if dtype == x.dtype:
+        return x
+    return run_kernel(K.CAST, {"x": x}, {"dtype": dtype, "src": x.dtype})
+
+
+def stop_gradient(x) -> Tensor:
+    """The same value, with no gradient flowing back through it."""
+    return run_kernel(K.STOP_GRADIENT, {"x": as_tensor(x, "stop_gradient")})
+
+
+def identity(x) -> Tensor:
+    return run_kernel(K.IDENTITY, {"x": as_tensor(x, "identity")})
+
+
+def _binary(kernel: str, op: str):
+    def fn(a, b) -> Tensor:
+        a, b = binary_args(a, b, op)
+        return run_kernel(kernel, {"a": a, "b": b})
+
+    fn.__name__ = op
+    fn.__qualname__ = op
+    fn.__doc__ = f"Elementwise ``{op}`` with numpy broadcasting (kernel ``{kernel}``)."
+    return fn
+
+
+add = _binary(K.ADD, "add")
+sub = _binary(K.SUB, "sub")
+mul = _binary(K.MUL, "mul")
+maximum = _binary(K.MAXIMUM, "maximum")
+minimum = _binary(K.MINIMUM, "minimum")
+greater = _binary(K.GREATER, "greater")
+greater_equal = _binary(K.GREATER_EQUAL, "greater_equal")
+less = _binary(K.LESS, "less")
+less_equal = _binary(K.LESS_EQUAL, "less_equal")
+equal = _binary(K.EQUAL, "equal")
+not_equal = _binary(K.NOT_EQUAL, "not_equal")
+
+
+def div(a, b) -> Tensor:
+    """``a / b``; integer inputs divide as floats (float32)."""
+    a, b = binary_args(a, b, "div")
+    if a.dtype.kind != "f":
+        a, b = cast(a, np.float32), cast(b, np.float32)
+    return run_kernel(K.DIV, {"a": a, "b": b})
+
+
+def pow(a, b) -> Tensor:  # noqa: A001 - numpy's name
+    """``a ** b``. The gradient for ``b`` uses ``log(a)``: defined where ``a > 0``."""
+    a, b = binary_args(a, b, "pow")
+    return run_kernel(K.POW, {"a": a, "b": b})
+
+
+def where(condition, a, b) -> Tensor:
+    """``a`` where ``condition`` is true, else ``b`` (all three broadcast)."""
+    a, b = binary_args(a, b, "where")
+    condition = as_tensor(condition, "where")
+    if condition.dtype != np.bool_:
+        raise TypeError(f"where: condition must be bool, got {condition.dtype}")
+    from ._util import broadcast_shape
+
+    broadcast_shape(condition.shape, np.broadcast_shapes(a.shape, b.shape), "where")
+    return run_kernel(K.SELECT, {"condition": condition, "a": a, "b": b})
+
+
+true_divide = div
+subtract = sub
+multiply = mul
+negative = neg
+power = pow

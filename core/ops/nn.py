@@ -1,0 +1,104 @@
+"""Neural-network ops in the TensorFlow.js layout: NHWC inputs, HWIO filters."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import kernel_names as K
+from ..engine import run_kernel
+from ..tensor import Tensor
+from ._util import as_tensor, require_float
+
+
+def _pair(v, name: str, op: str) -> tuple[int, int]:
+    t = (v, v) if isinstance(v, (int, np.integer)) else tuple(v)
+    if len(t) != 2 or any(int(s) < 1 for s in t):
+        raise ValueError(f"{op}: {name} must be a positive int or a pair, got {v!r}")
+    return int(t[0]), int(t[1])
+
+
+def conv_pads(in_hw, k_hw, strides, padding, op: str):
+    """TensorFlow's "valid"/"same" padding -> ((top, bottom), (left, right))."""
+    if padding == "valid":
+        return ((0, 0), (0, 0))
+    if padding == "same":
+        pads = []
+        for size, k, s in zip(in_hw, k_hw, strides):
+            out = -(-size // s)
+            total = builtins_max((out - 1) * s + k - size, 0)
+            pads.append((total // 2, total - total // 2))
+        return tuple(pads)
+    raise ValueError(f"{op}: padding must be 'valid' or 'same', got {padding!r}")
+
+
+def builtins_max(a, b):
+    return a if a > b else b
+
+
+def _out_size(size, k, s, pad, op):
+    out = (size + pad[0] + pad[1] - k) // s + 1
+    if out < 1:
+        raise ValueError(f"{op}: window {k} does not fit input size {size} with padding {pad}")
+    return out
+
+
+def conv2d(x, filters, strides=1, padding: str = "valid") -> Tensor:
+    """2-D convolution (cross-correlation). ``x``: (N, H, W, C); ``filters``: (KH, KW, C, O).
+
+    Example:
+        >>> import core, numpy as np
+        >>> x = core.tensor(np.ones((1, 4, 4, 1), np.float32))
+        >>> core.conv2d(x, core.tensor(np.ones((3, 3, 1, 2), np.float32))).shape
+        (1, 2, 2, 2)
+    """
+    x, w = as_tensor(x, "conv2d"), as_tensor(filters, "conv2d")
+    require_float(x, "conv2d")
+    if x.ndim != 4 or w.ndim != 4:
+        raise ValueError(
+            f"conv2d: expected x of rank 4 (N, H, W, C) and filters of rank 4 (KH, KW, C, O), "
+            f"got {x.shape} and {w.shape}"
+        )
+    if x.shape[3] != w.shape[2]:
+        raise ValueError(f"conv2d: x has {x.shape[3]} channels but the filters expect {w.shape[2]}")
+    if x.dtype != w.dtype:
+        raise TypeError(f"conv2d: x is {x.dtype} but filters are {w.dtype}")
+    strides = _pair(strides, "strides", "conv2d")
+    pads = conv_pads(x.shape[1:3], w.shape[:2], strides, padding, "conv2d")
+    for d in range(2):
+        _out_size(x.shape[1 + d], w.shape[d], strides[d], pads[d], "conv2d")
+    return run_kernel(K.CONV2D, {"x": x, "filter": w}, {"strides": strides, "pads": pads})
+
+
+def _pool(kernel, op):
+    def fn(x, pool_size=2, strides=None, padding: str = "valid") -> Tensor:
+        x = as_tensor(x, op)
+        require_float(x, op)
+        if x.ndim != 4:
+            raise ValueError(f"{op}: expected x of rank 4 (N, H, W, C), got shape {x.shape}")
+        ksize = _pair(pool_size, "pool_size", op)
+        strides = ksize if strides is None else _pair(strides, "strides", op)
+        pads = conv_pads(x.shape[1:3], ksize, strides, padding, op)
+        for d in range(2):
+            _out_size(x.shape[1 + d], ksize[d], strides[d], pads[d], op)
+        return run_kernel(kernel, {"x": x}, {"ksize": ksize, "strides": strides, "pads": pads})
+
+    fn.__name__ = op
+    fn.__qualname__ = op
+    fn.__doc__ = f"{op} over NHWC input (window ``pool_size``, default stride = window)."
+    return fn
+
+
+max_pool2d = _pool(K.MAX_POOL, "max_pool2d")
+avg_pool2d = _pool(K.AVG_POOL, "avg_pool2d")
+
+
+def dropout(x, rate: float, seed: int | None = None, training: bool = True) -> Tensor:
+    """Zero each element with probability ``rate`` and scale the rest by ``1/(1-rate)``."""
+    x = as_tensor(x, "dropout")
+    if not 0 <= rate < 1:
+        raise ValueError(f"dropout: rate must be in [0, 1), got {rate}")
+    if not training or rate == 0:
+        return x
+    keep = np.random.default_rng(seed).random(x.shape) >= rate
+    mask = Tensor((keep / (1 - rate)).astype(x.dtype))
+    return x * mask

@@ -1,0 +1,105 @@
+"""Reductions: sum, mean, max, min, prod, logsumexp, softmax, log_softmax, var, std."""
+
+from __future__ import annotations
+
+from .. import kernel_names as K
+from ..engine import run_kernel
+from ..tensor import Tensor
+from ._util import as_tensor, norm_axis, require_float
+
+
+def _reduce(kernel: str, op: str):
+    def fn(x, axis=None, keepdims: bool = False) -> Tensor:
+        x = as_tensor(x, op)
+        axes = norm_axis(axis, x.ndim, op)
+        if kernel in (K.MAX, K.MIN) and x.size == 0:
+            raise ValueError(f"{op}: cannot reduce a zero-size tensor of shape {x.shape}")
+        attrs = {"axis": axes, "keepdims": bool(keepdims), "input_shape": x.shape}
+        return run_kernel(kernel, {"x": x}, attrs)
+
+    fn.__name__ = op
+    fn.__qualname__ = op
+    fn.__doc__ = f"``{op}`` over ``axis`` (all axes when None), as numpy (kernel ``{kernel}``)."
+    return fn
+
+
+sum = _reduce(K.SUM, "sum")  # noqa: A001 - numpy's name
+max = _reduce(K.MAX, "max")  # noqa: A001
+min = _reduce(K.MIN, "min")  # noqa: A001
+prod = _reduce(K.PROD, "prod")
+
+
+def _count(x: Tensor, axes) -> int:
+    n = 1
+    for ax in range(x.ndim) if axes is None else axes:
+        n *= x.shape[ax]
+    return n
+
+
+def mean(x, axis=None, keepdims: bool = False) -> Tensor:
+    """Mean over ``axis``: ``sum / n`` (a composite of ops)."""
+    x = as_tensor(x, "mean")
+    require_float(x, "mean")
+    axes = norm_axis(axis, x.ndim, "mean")
+    return sum(x, axes, keepdims) / _count(x, axes)
+
+
+def var(x, axis=None, keepdims: bool = False) -> Tensor:
+    """Population variance over ``axis``."""
+    x = as_tensor(x, "var")
+    d = x - mean(x, axis, keepdims=True)
+    return mean(d * d, axis, keepdims)
+
+
+def std(x, axis=None, keepdims: bool = False) -> Tensor:
+    from .elementwise import sqrt
+
+    return sqrt(var(x, axis, keepdims))
+
+
+def logsumexp(x, axis=None, keepdims: bool = False) -> Tensor:
+    """``log(sum(exp(x)))``, stable: the max is subtracted first (and held constant)."""
+    from .elementwise import exp, log, stop_gradient
+
+    x = as_tensor(x, "logsumexp")
+    require_float(x, "logsumexp")
+    axes = norm_axis(axis, x.ndim, "logsumexp")
+    m = stop_gradient(max(x, axes, keepdims=True))
+    out = log(sum(exp(x - m), axes, keepdims=True)) + m
+    if keepdims:
+        return out
+    from .shape import squeeze
+
+    return squeeze(out, axes if axes is not None else tuple(range(x.ndim)))
+
+
+def _softmax_like(kernel: str, op: str):
+    def fn(x, axis: int = -1) -> Tensor:
+        x = as_tensor(x, op)
+        require_float(x, op)
+        if x.ndim == 0:
+            raise ValueError(f"{op}: expected a tensor of rank >= 1, got a scalar")
+        (ax,) = norm_axis(axis, x.ndim, op)
+        return run_kernel(kernel, {"x": x}, {"axis": ax})
+
+    fn.__name__ = op
+    fn.__qualname__ = op
+    fn.__doc__ = f"``{op}`` along ``axis`` (kernel ``{kernel}``)."
+    return fn
+
+
+softmax = _softmax_like(K.SOFTMAX, "softmax")
+log_softmax = _softmax_like(K.LOG_SOFTMAX, "log_softmax")
+
+
+def argmax(x, axis=None) -> Tensor:
+    """Index of the maximum (not differentiable; returns int64)."""
+    import numpy as np
+
+    return Tensor(np.asarray(np.argmax(as_tensor(x, "argmax").data, axis=axis)))
+
+
+def argmin(x, axis=None) -> Tensor:
+    import numpy as np
+
+    return Tensor(np.asarray(np.argmin(as_tensor(x, "argmin").data, axis=axis)))

@@ -1,0 +1,318 @@
+"""The tape: a plain record of every kernel run, and reverse mode over it.
+
+``tape.nodes`` is what tapeviz draws. Each ``Node`` holds, by plain forward references, the
+kernel name, backend, input and output tensors, attrs, and the values its gradient config
+saved for backward (``SavedValue``: role, name, shape, dtype, nbytes). After ``gradient()``
+the tape also holds ``backward_nodes`` (the ops the gradient ran, each with ``grad_of``, the
+forward node whose gradient produced it) and ``backward_steps`` (per forward node, in the
+order the engine processed them: the incoming ``dy``, the gradients produced and where they
+were accumulated).
+"""
+
+from __future__ import annotations
+
+import weakref
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from . import engine
+from .registry import _GRADIENTS, GradConfig
+from .tensor import Tensor, Variable
+
+__all__ = ["Tape", "Node", "SavedValue", "BackwardStep"]
+
+_LIVE_TAPES: weakref.WeakSet = weakref.WeakSet()
+
+
+class SavedValue:
+    """One value kept for backward. ``role`` is ``"input"``, ``"output"`` or ``"memory"``."""
+
+    __slots__ = ("role", "name", "tensor", "_meta", "intermediate")
+
+    def __init__(self, role: str, name, tensor: Tensor, intermediate: bool = False):
+        self.role = role
+        self.name = name
+        self.tensor = tensor
+        self._meta = None
+        self.intermediate = intermediate
+
+    def _describe(self):
+        d = self.tensor._data
+        return (d.shape, d.dtype, d.nbytes)
+
+    @property
+    def shape(self):
+        return self._meta[0] if self._meta else self.tensor.shape
+
+    @property
+    def dtype(self):
+        return self._meta[1] if self._meta else self.tensor.dtype
+
+    @property
+    def nbytes(self) -> int:
+        return self._meta[2] if self._meta else self.tensor.nbytes
+
+    @property
+    def released(self) -> bool:
+        return self.tensor is None
+
+    def release(self) -> None:
+        if self.tensor is not None:
+            self._meta = self._describe() if self.tensor._data is not None else (None, None, 0)
+            self.tensor = None
+
+    def __repr__(self):
+        state = ", released" if self.released else ""
+        return (
+            f"SavedValue({self.role} {self.name!r}, shape={self.shape}, dtype={self.dtype}, "
+            f"nbytes={self.nbytes}{state})"
+        )
+
+
+class Node:
+    """One recorded kernel run. Plain data: tapeviz reads it, the engine differentiates it.
+
+    Attributes:
+        id: stable id within the tape (forward and backward nodes share the counter).
+        kernel: kernel name; backend: backend that ran it.
+        inputs: ``{name: Tensor}``; outputs: tuple of Tensors; attrs: non-tensor args.
+        saved: list of ``SavedValue``.
+        grad: the ``GradConfig`` in force when recorded (None: not differentiable).
+        style: ``"builtin"``, ``"override"``, ``"custom_grad"``, ``"DifferentiableFunction"``,
+            ``"CompiledLayer"`` or ``"gradient"`` (a backward node).
+        label: what to call it (the user's function name for custom gradients).
+        scope: name scope path ("" at top level); source: (file, line, function) or None.
+        grad_of: for backward nodes, the id of the forward node whose gradient ran it.
+    """
+
+    __slots__ = (
+        "id",
+        "kernel",
+        "backend",
+        "inputs",
+        "outputs",
+        "attrs",
+        "saved",
+        "grad",
+        "style",
+        "label",
+        "scope",
+        "source",
+        "grad_of",
+        "info",
+    )
+
+    def __init__(self, id, kernel, backend, inputs, outputs, attrs, saved, grad, style, label):
+        self.id = id
+        self.kernel = kernel
+        self.backend = backend
+        self.inputs = inputs
+        self.outputs = outputs
+        self.attrs = attrs
+        self.saved = saved
+        self.grad = grad
+        self.style = style
+        self.label = label
+        self.scope = ""
+        self.source = None
+        self.grad_of = None
+        self.info = None
+
+    @property
+    def saved_nbytes(self) -> int:
+        return sum(s.nbytes for s in self.saved)
+
+    def __repr__(self):
+        ins = ", ".join(f"{k}: {_shape(t)}" for k, t in self.inputs.items())
+        outs = ", ".join(str(_shape(t)) for t in self.outputs)
+        return f"Node({self.id} {self.label} [{self.backend}] ({ins}) -> {outs})"
+
+
+def _shape(t):
+    return t.shape if t._data is not None else "<disposed>"
+
+
+@dataclass
+class BackwardStep:
+    """What reverse mode did at one forward node, in the engine's order."""
+
+    node_id: int
+    dy: tuple  # per output: Tensor or None
+    grads: dict  # input name -> gradient contribution (reduced to the input's shape)
+    accumulated: dict = field(default_factory=dict)  # input name -> total after adding
+    backward_node_ids: list = field(default_factory=list)
+
+
+class Tape:
+    """Record kernel runs in the block; ``gradient`` differentiates what was recorded.
+
+    Args:
+        persistent: keep saved values after ``gradient`` so it can be called again.
+
+    Example:
+        >>> import core
+        >>> x = core.tensor([3.0])
+        >>> with core.Tape() as tape:
+        ...     tape.watch(x)
+        ...     y = x * x
+        >>> tape.gradient(y, x).numpy()
+        array([6.], dtype=float32)
+    """
+
+    def __init__(self, persistent: bool = False):
+        self.persistent = persistent
+        self.nodes: list[Node] = []
+        self.backward_nodes: list[Node] = []
+        self.backward_steps: list[BackwardStep] = []
+        self.watched: dict[int, Tensor] = {}
+        self._producer: dict[int, tuple[Node, int]] = {}
+        self._next_id = 0
+        self._used = False
+        self._token = None
+        self._grad_of = None  # while differentiating: the forward node being processed
+        _LIVE_TAPES.add(self)
+
+    # --- recording -----------------------------------------------------------------------
+    def __enter__(self):
+        self._token = engine._RECORDERS.set(engine._RECORDERS.get() + (self,))
+        return self
+
+    def __exit__(self, *exc):
+        engine._RECORDERS.reset(self._token)
+        self._token = None
+        return False
+
+    def watch(self, *tensors) -> None:
+        """Mark tensors as sources (drawn as inputs). Any recorded tensor can be a source."""
+        for t in _flatten(tensors):
+            if not isinstance(t, Tensor):
+                raise TypeError(f"Tape.watch: expected Tensors, got {type(t).__name__}")
+            self.watched[t.id] = t
+
+    def _record(self, kernel, backend, inputs, outputs, attrs, extra, source):
+        if extra is None:
+            grad = _GRADIENTS.get(kernel)
+            style = "builtin" if grad is None or grad.builtin else "override"
+            label = kernel
+            saved = _saved_by_config(grad, inputs, outputs) if grad is not None else []
+        else:
+            grad, style, label = extra["grad"], extra["style"], extra["label"]
+            saved = [SavedValue(r, n, t) for r, n, t in (extra["saved"] or ())]
+            if extra["saved"] is None and grad is not None:
+                saved = _saved_by_config(grad, inputs, outputs)
+        node = Node(
+            self._next_id, kernel, backend, inputs, outputs, attrs, saved, grad, style, label
+        )
+        self._next_id += 1
+        node.source = source
+        scope = engine._SCOPE.get()
+        if scope:
+            node.scope = "/".join(scope)
+        if self._grad_of is not None:
+            node.grad_of = self._grad_of
+            node.style = "gradient" if style == "builtin" else style
+            self.backward_nodes.append(node)
+            return node
+        self.nodes.append(node)
+        for i, o in enumerate(outputs):
+            self._producer[o.id] = (node, i)
+        for t in inputs.values():
+            if isinstance(t, Variable) and t.trainable:
+                self.watched.setdefault(t.id, t)
+        return node
+
+    def producer(self, t: Tensor) -> Node | None:
+        """The node that made ``t`` on this tape (None for inputs and constants)."""
+        hit = self._producer.get(t.id)
+        return hit[0] if hit else None
+
+    # --- reverse mode --------------------------------------------------------------------
+    def gradient(self, target, sources, output_gradients=None, unconnected_gradients="none"):
+        """Gradients of ``target`` with respect to ``sources``.
+
+        Args:
+            target: a Tensor or a list of Tensors (their gradients are summed).
+            sources: a Tensor, or a list/tuple/dict of Tensors; the result has that structure.
+            output_gradients: ``dy`` for each target; needed when a target is not a scalar.
+            unconnected_gradients: ``"none"`` (default) returns ``None`` for a source the
+                target does not depend on; ``"zero"`` returns zeros.
+
+        Returns:
+            Gradients shaped like ``sources``.
+        """
+        from .backward import reverse
+
+        if self._used and not self.persistent:
+            raise RuntimeError(
+                "Tape.gradient: a non-persistent tape can only compute one gradient; "
+                "use Tape(persistent=True) to call gradient() again"
+            )
+        result = reverse(self, target, sources, output_gradients, unconnected_gradients)
+        self._used = True
+        if not self.persistent:
+            self.release()
+        return result
+
+    def release(self) -> None:
+        """Drop every saved value (their metadata stays for tapeviz)."""
+        for node in self.nodes:
+            for s in node.saved:
+                s.release()
+
+    @property
+    def saved_nbytes(self) -> int:
+        """Bytes currently held as saved-for-backward values."""
+        seen, total = set(), 0
+        for node in self.nodes:
+            for s in node.saved:
+                if s.tensor is not None and s.tensor.id not in seen:
+                    seen.add(s.tensor.id)
+                    total += s.nbytes
+        return total
+
+    def node(self, node_id: int) -> Node:
+        """The forward or backward node with ``node_id``."""
+        for n in self.nodes if node_id < len(self.nodes) * 2 else ():
+            if n.id == node_id:
+                return n
+        for n in self.backward_nodes:
+            if n.id == node_id:
+                return n
+        raise KeyError(f"Tape.node: no node with id {node_id} (this tape has {self._next_id})")
+
+    def __repr__(self):
+        return (
+            f"Tape({len(self.nodes)} nodes, {len(self.backward_nodes)} backward nodes, "
+            f"saved {self.saved_nbytes} bytes, persistent={self.persistent})"
+        )
+
+
+def _saved_by_config(grad: GradConfig, inputs, outputs) -> list[SavedValue]:
+    saved = []
+    if grad.save_all_inputs:
+        saved.extend(SavedValue("input", k, t) for k, t in inputs.items())
+    else:
+        for k in grad.inputs_to_save:
+            saved.append(SavedValue("input", k, inputs[k]))
+    for i in grad.outputs_to_save:
+        saved.append(SavedValue("output", i, outputs[i]))
+    return saved
+
+
+def _flatten(items):
+    for t in items:
+        if isinstance(t, (list, tuple)):
+            yield from _flatten(t)
+        elif isinstance(t, dict):
+            yield from _flatten(list(t.values()))
+        else:
+            yield t
+
+
+def live_tapes() -> list[Tape]:
+    return list(_LIVE_TAPES)
+
+
+def _np_zero(t: Tensor) -> np.ndarray:
+    return np.zeros(t.shape, t.dtype)

@@ -1,0 +1,358 @@
+"""Tensors and variables: immutable values over numpy arrays, with numpy-named methods.
+
+A ``Tensor`` knows nothing about the tape: tapes hold references forward to tensors, never
+the other way round, so the hot path makes no reference cycles (see STYLE.md).
+"""
+
+from __future__ import annotations
+
+import itertools
+import threading
+
+import numpy as np
+
+__all__ = ["Tensor", "Variable", "tensor", "variable", "DisposedError"]
+
+_ids = itertools.count(1)
+_ops = None  # the core.ops module, bound by core.ops at import (methods dispatch through it)
+_lock = threading.Lock()
+
+_SUPPORTED_KINDS = "fiub"  # float, signed int, unsigned int, bool
+
+# live tensors: id -> nbytes (memory() reads it); tidy scopes: stack of lists
+_LIVE: dict[int, int] = {}
+_SCOPES = threading.local()
+
+
+class DisposedError(RuntimeError):
+    """A disposed tensor was used."""
+
+
+def _scope_stack() -> list:
+    stack = getattr(_SCOPES, "stack", None)
+    if stack is None:
+        stack = _SCOPES.stack = []
+    return stack
+
+
+def _check_dtype(arr: np.ndarray, where: str) -> np.ndarray:
+    if arr.dtype.kind not in _SUPPORTED_KINDS:
+        raise TypeError(
+            f"{where}: unsupported dtype {arr.dtype} (expected a float, int or bool array)"
+        )
+    return arr
+
+
+def _to_array(data, dtype=None, where="tensor") -> np.ndarray:
+    """Convert user data: Python floats -> float32, ints -> int32, numpy keeps its dtype."""
+    if isinstance(data, Tensor):
+        arr = data.numpy()
+    elif isinstance(data, np.ndarray):
+        arr = data
+    elif isinstance(data, np.generic):
+        arr = np.asarray(data)
+    else:
+        try:
+            arr = np.asarray(data)
+        except (ValueError, TypeError) as e:
+            raise TypeError(
+                f"{where}: cannot make a tensor from {type(data).__name__}: {e}"
+            ) from None
+        if arr.dtype == np.float64:
+            arr = arr.astype(np.float32)
+        elif arr.dtype == np.int64:
+            arr = arr.astype(np.int32)
+        elif arr.dtype.kind == "O" or arr.dtype.kind in "USV":
+            raise TypeError(
+                f"{where}: expected numbers (nested lists of float/int/bool or an array), "
+                f"got {type(data).__name__} of {arr.dtype}"
+            )
+    if dtype is not None:
+        arr = arr.astype(np.dtype(dtype), copy=False)
+    return _check_dtype(arr, where)
+
+
+class Tensor:
+    """An immutable n-dimensional value recorded by tapes.
+
+    Build one with ``core.tensor(data)``; ops take and return tensors.
+    """
+
+    __slots__ = ("_data", "id", "name", "__weakref__")
+    __array_priority__ = 100  # numpy defers `ndarray op Tensor` to us
+
+    def __init__(self, data, name: str | None = None):
+        self._data = data
+        self.id = next(_ids)
+        self.name = name
+        _LIVE[self.id] = data.nbytes
+        stack = getattr(_SCOPES, "stack", None)
+        if stack:
+            stack[-1].append(self)
+
+    def __del__(self):
+        _LIVE.pop(self.id, None)
+
+    # --- value access ---------------------------------------------------------------------
+    @property
+    def data(self) -> np.ndarray:
+        d = self._data
+        if d is None:
+            raise DisposedError(f"tensor {self._label()} was disposed and cannot be used")
+        return d
+
+    def numpy(self) -> np.ndarray:
+        """The value as a numpy array (a read-only view; copy it to modify)."""
+        view = self.data.view()
+        view.flags.writeable = False
+        return view
+
+    def item(self):
+        """The value of a one-element tensor as a Python number."""
+        if self.size != 1:
+            raise ValueError(f"item(): tensor {self._label()} has {self.size} elements, not 1")
+        return self.data.item()
+
+    def tolist(self):
+        return self.data.tolist()
+
+    def __array__(self, dtype=None, copy=None):
+        arr = self.data
+        return arr.astype(dtype) if dtype is not None else arr.copy()
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self.data.shape
+
+    @property
+    def dtype(self) -> np.dtype:
+        return self.data.dtype
+
+    @property
+    def ndim(self) -> int:
+        return self.data.ndim
+
+    @property
+    def size(self) -> int:
+        return self.data.size
+
+    @property
+    def nbytes(self) -> int:
+        return self.data.nbytes
+
+    @property
+    def is_disposed(self) -> bool:
+        return self._data is None
+
+    def dispose(self) -> None:
+        """Free the value now; later use raises ``DisposedError``."""
+        self._data = None
+        _LIVE.pop(self.id, None)
+
+    def _label(self) -> str:
+        return f"{self.name!r} (id {self.id})" if self.name else f"id {self.id}"
+
+    def __repr__(self) -> str:
+        if self._data is None:
+            return f"Tensor(<disposed>, id={self.id})"
+        body = np.array2string(self._data, separator=", ", threshold=20, edgeitems=3)
+        extra = f", name={self.name!r}" if self.name else ""
+        kind = "variable" if isinstance(self, Variable) else "tensor"
+        return f"{kind}({body}, dtype={self._data.dtype}{extra})"
+
+    def __len__(self) -> int:
+        if not self.shape:
+            raise TypeError("len() of a 0-d tensor")
+        return self.shape[0]
+
+    def __iter__(self):
+        for i in range(len(self)):
+            yield self[i]
+
+    def __bool__(self) -> bool:
+        if self.size != 1:
+            raise ValueError(
+                f"the truth value of tensor {self._label()} with {self.size} elements is "
+                "ambiguous; use .any() or .all() on .numpy()"
+            )
+        return bool(self.data)
+
+    def __float__(self) -> float:
+        return float(self.item())
+
+    def __int__(self) -> int:
+        return int(self.item())
+
+    def __index__(self) -> int:
+        if self.dtype.kind not in "iu":
+            raise TypeError(f"only integer tensors can be used as an index, got {self.dtype}")
+        return int(self.item())
+
+    __hash__ = object.__hash__
+
+    # --- operators (dispatch to core.ops) -----------------------------------------------
+    def __add__(self, o):
+        return _ops.add(self, o)
+
+    def __radd__(self, o):
+        return _ops.add(o, self)
+
+    def __sub__(self, o):
+        return _ops.sub(self, o)
+
+    def __rsub__(self, o):
+        return _ops.sub(o, self)
+
+    def __mul__(self, o):
+        return _ops.mul(self, o)
+
+    def __rmul__(self, o):
+        return _ops.mul(o, self)
+
+    def __truediv__(self, o):
+        return _ops.div(self, o)
+
+    def __rtruediv__(self, o):
+        return _ops.div(o, self)
+
+    def __pow__(self, o):
+        return _ops.pow(self, o)
+
+    def __rpow__(self, o):
+        return _ops.pow(o, self)
+
+    def __matmul__(self, o):
+        return _ops.matmul(self, o)
+
+    def __rmatmul__(self, o):
+        return _ops.matmul(o, self)
+
+    def __neg__(self):
+        return _ops.neg(self)
+
+    def __pos__(self):
+        return self
+
+    def __abs__(self):
+        return _ops.abs(self)
+
+    def __gt__(self, o):
+        return _ops.greater(self, o)
+
+    def __ge__(self, o):
+        return _ops.greater_equal(self, o)
+
+    def __lt__(self, o):
+        return _ops.less(self, o)
+
+    def __le__(self, o):
+        return _ops.less_equal(self, o)
+
+    def __eq__(self, o):  # elementwise, as numpy
+        return _ops.equal(self, o)
+
+    def __ne__(self, o):
+        return _ops.not_equal(self, o)
+
+    def __getitem__(self, key):
+        return _ops.getitem(self, key)
+
+    def __setitem__(self, key, value):
+        raise TypeError(
+            "tensors are immutable: use tv.where, tv.pad or a Variable's assign instead of "
+            "item assignment"
+        )
+
+    # --- method forms of ops -------------------------------------------------------------
+    @property
+    def T(self):
+        return _ops.transpose(self)
+
+    def __getattr__(self, attr):
+        method = _METHODS.get(attr)
+        if method is None:
+            raise AttributeError(f"'Tensor' object has no attribute {attr!r}")
+        fn = getattr(_ops, method)
+        return lambda *a, **k: fn(self, *a, **k)
+
+
+# Tensor methods that are ops with the tensor first: x.exp(), x.sum(axis=0), …
+_METHODS = {
+    name: name
+    for name in (
+        "exp log log1p sqrt rsqrt square reciprocal sin cos tan tanh sigmoid relu abs sign "
+        "neg sum mean max min prod logsumexp softmax log_softmax reshape transpose "
+        "expand_dims squeeze broadcast_to tile pad clip cast matmul flatten var std "
+        "argmax argmin gather"
+    ).split()
+}
+_METHODS["astype"] = "cast"
+
+
+class Variable(Tensor):
+    """A mutable tensor: ``assign`` replaces its value. Trainable ones are watched by tapes.
+
+    Example:
+        >>> import core
+        >>> w = core.variable([1.0, 2.0], name="w")
+        >>> w.assign(w * 2).numpy()
+        array([2., 4.], dtype=float32)
+    """
+
+    __slots__ = ("trainable",)
+
+    def __init__(self, data, name=None, trainable=True):
+        super().__init__(data, name)
+        self.trainable = trainable
+
+    def assign(self, value) -> Variable:
+        """Replace the value with ``value`` of the same shape and dtype; returns self."""
+        new = _to_array(value, where=f"Variable {self._label()}.assign")
+        if new.shape != self.shape:
+            raise ValueError(
+                f"Variable {self._label()}.assign: expected shape {self.shape}, got {new.shape}"
+            )
+        self._data = new.astype(self.dtype, copy=True)
+        _LIVE[self.id] = self._data.nbytes
+        return self
+
+    def assign_sub(self, delta) -> Variable:
+        return self.assign(self.data - _to_array(delta))
+
+    def dispose(self) -> None:
+        super().dispose()
+
+
+def tensor(data, dtype=None, name: str | None = None) -> Tensor:
+    """Make a tensor. Lists of Python floats become float32; numpy arrays keep their dtype.
+
+    Args:
+        data: nested lists, a number, a numpy array or a Tensor (copied).
+        dtype: optional dtype to convert to.
+        name: optional name shown by tapeviz.
+
+    Returns:
+        A new ``Tensor``.
+
+    Example:
+        >>> import core
+        >>> core.tensor([[1.0, 2.0]]).shape
+        (1, 2)
+    """
+    arr = _to_array(data, dtype, "tensor")
+    if arr is data or isinstance(data, Tensor):
+        arr = arr.copy()
+    return Tensor(arr, name)
+
+
+def variable(data, name: str | None = None, trainable: bool = True, dtype=None) -> Variable:
+    """Make a ``Variable`` (its own copy of ``data``); trainable ones are watched by tapes."""
+    arr = np.array(_to_array(data, dtype, "variable"), copy=True)
+    return Variable(arr, name, trainable)
+
+
+def _wrap(arr) -> Tensor:
+    """Wrap a kernel's raw output (engine use)."""
+    if type(arr) is not np.ndarray:
+        arr = np.asarray(arr)
+    return Tensor(arr)

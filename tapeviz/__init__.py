@@ -1,0 +1,13 @@
+"""tapeviz: automatic differentiation you can see.
+
+``import tapeviz as tv`` gives the whole engine (``core``'s public API) and the widgets that
+draw its tape.
+"""
+
+from __future__ import annotations
+
+from core import *  # noqa: F403 - tapeviz re-exports the engine
+from core import __all__ as _core_all
+
+__version__ = "0.1.0"
+__all__ = list(_core_all)
