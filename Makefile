@@ -1,8 +1,13 @@
 # Two commands from a fresh clone: `make lab` (JupyterLab on notebooks/) and `make test`.
+# Both build .venv (pip install -e ".[test]") on first use, and again when pyproject.toml changes.
 PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+# extra pytest arguments, e.g. make test PYTEST_ARGS='-m "not browser"'
+PYTEST_ARGS ?=
+# the venv's "python3" kernelspec comes before any user-level one (~/.local/share/jupyter)
+JUPYTER_ENV := JUPYTER_PATH="$(CURDIR)/$(VENV)/share/jupyter"
 
 .PHONY: lab test lint bench venv clean
 
@@ -15,12 +20,15 @@ $(STAMP): pyproject.toml
 venv: $(STAMP)
 
 lab: $(STAMP)
-	$(BIN)/jupyter lab notebooks/
+	$(JUPYTER_ENV) $(BIN)/jupyter lab notebooks/
 
+# pytest always collects tests (tests/core, and tests/notebooks has a test even with no
+# notebooks), so its exit 5 ("no tests collected") only comes from a PYTEST_ARGS filter.
 test: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest $(PYTEST_ARGS) || { rc=$$?; \
+	  [ $$rc -ne 5 ] || echo "make test: no tests collected; check PYTEST_ARGS" >&2; exit $$rc; }
 
 lint: $(STAMP)
 	$(BIN)/ruff check --fix .
@@ -31,4 +39,4 @@ bench: $(STAMP)
 	$(BIN)/python bench/run_all.py
 
 clean:
-	rm -rf $(VENV) build *.egg-info
+	rm -rf $(VENV) build *.egg-info test-artifacts

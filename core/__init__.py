@@ -11,6 +11,8 @@ from __future__ import annotations
 from . import kernel_names
 from .backends import numpy as _numpy_backend
 from .backward import GradientError
+from .custom import DifferentiableFunction, custom_grad
+from .custom.compiled_layer import AutoDiffError, CompiledLayer
 from .engine import KernelError, name_scope, no_grad, record_node, run_kernel, settings
 from .functional import (
     grad,
@@ -23,6 +25,8 @@ from .functional import (
     variable_grads,
     vjp,
 )
+from .anomaly import AnomalyError, detect_anomaly
+from .audit import AuditReport, audit
 from .gradcheck import GradCheckReport, GradientCheckError, check_grads, numerical_jacobian
 from .gradients import register as _register_gradients
 from .memory import dispose, keep, memory, tidy
@@ -43,6 +47,7 @@ from .registry import (
     register_gradient,
     register_kernel,
     set_backend,
+    unregister_backend,
     unregister_gradient,
     unregister_kernel,
 )
@@ -50,7 +55,21 @@ from .tape import BackwardStep, Node, SavedValue, Tape
 from .tensor import DisposedError, Tensor, Variable, tensor, variable
 
 _numpy_backend.register()
+try:  # the compiled backend, only where numba imports (priority 0: numpy stays the default)
+    from .backends import numba as _numba_backend
+except ImportError:  # pragma: no cover - numba is an optional dependency
+    _numba_backend = None
+else:
+    _numba_backend.register()
 _register_gradients()
+
+# the training API, built on the ops above. `nn` by import_module: `from .ops import *` has
+# already bound the name `nn` to core.ops.nn, which `from . import nn` would keep
+from importlib import import_module as _import_module  # noqa: E402
+
+from . import data, losses, optim  # noqa: E402
+
+nn = _import_module(".nn", __name__)
 
 __version__ = "0.1.0"
 
@@ -58,7 +77,10 @@ __all__ = [
     *_ops_all,
     "Backend",
     "BackwardStep",
+    "DifferentiableFunction",
     "DisposedError",
+    "AnomalyError",
+    "AuditReport",
     "GradCheckReport",
     "GradConfig",
     "GradientCheckError",
@@ -71,7 +93,11 @@ __all__ = [
     "Tensor",
     "Variable",
     "backend",
+    "audit",
     "check_grads",
+    "custom_grad",
+    "CompiledLayer",
+    "AutoDiffError",
     "dispose",
     "get_backend",
     "get_gradient",
@@ -84,11 +110,16 @@ __all__ = [
     "jvp",
     "keep",
     "kernel_names",
+    "nn",
+    "optim",
+    "losses",
+    "data",
     "kernels_for_backend",
     "list_backends",
     "memory",
     "name_scope",
     "no_grad",
+    "detect_anomaly",
     "numerical_jacobian",
     "record_node",
     "register_backend",
@@ -99,6 +130,7 @@ __all__ = [
     "settings",
     "tensor",
     "tidy",
+    "unregister_backend",
     "unregister_gradient",
     "unregister_kernel",
     "value_and_grad",

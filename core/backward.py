@@ -7,6 +7,8 @@ get their gradient reduced back to their shape here, in one place (``sum_to``).
 
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 
 from . import engine
@@ -40,23 +42,38 @@ def reverse(tape: Tape, target, sources, output_gradients, unconnected_gradients
             if t.id in live:
                 relevant.append(node)
                 for o in node.outputs:
-                    if o._data is not None and o.dtype.kind == "f":
+                    if o._shape_dtype()[1].kind == "f":
                         live.add(o.id)
                 break
 
     tape.backward_nodes = []
     tape.backward_steps = []
     others = tuple(r for r in engine._RECORDERS.get() if r is not tape)
+    source = engine.caller_source()  # built-in gradients' ops are drawn at this line
+    free_above = None if others else engine.settings.backward_keep_bytes
+    fixed = engine._FIXED_SOURCE
+    token = fixed.set(None)
     try:
         with engine._set_recorders(others + (tape,)):
             for node in reversed(relevant):
-                dys = [grads.get(o.id) for o in node.outputs]
-                if all(d is None for d in dys):
-                    continue
+                outs = node.outputs
+                if len(outs) == 1:
+                    d = grads.get(outs[0].id)
+                    if d is None:
+                        continue
+                    dys = [d]
+                else:
+                    dys = [grads.get(o.id) for o in outs]
+                    if all(d is None for d in dys):
+                        continue
                 tape._grad_of = node.id
-                _backprop_node(tape, node, dys, grads, live, ops)
+                builtin = node.grad is not None and node.grad.builtin
+                if (fixed.get() is not None) != builtin:
+                    fixed.set(source if builtin else None)
+                _backprop_node(tape, node, dys, grads, live, ops, free_above)
     finally:
         tape._grad_of = None
+        fixed.reset(token)
 
     result = []
     for s in flat_sources:
@@ -98,7 +115,7 @@ def _seed(targets, output_gradients):
     return grads
 
 
-def _backprop_node(tape, node, dys, grads, live, ops):
+def _backprop_node(tape, node, dys, grads, live, ops, free_above=None):
     if node.grad is None:
         raise GradientError(
             f"no gradient is registered for kernel {node.kernel!r} (node {node.id}, "
@@ -106,7 +123,7 @@ def _backprop_node(tape, node, dys, grads, live, ops):
             "or cut the path with tv.stop_gradient"
         )
     for s in node.saved:
-        if s.released:
+        if s.tensor is None and s.needed:
             raise RuntimeError(
                 f"Tape.gradient: the saved values of node {node.id} ({node.label}) were "
                 "released by an earlier gradient(); use Tape(persistent=True)"
@@ -115,13 +132,17 @@ def _backprop_node(tape, node, dys, grads, live, ops):
         dy = dys[0]
     else:
         dy = tuple(
-            d if d is not None else Tensor(np.zeros(o.shape, o.dtype))
+            d if d is not None else Tensor(np.zeros(*o._shape_dtype()))
             for d, o in zip(dys, node.outputs)
         )
-    saved = tuple(s.tensor for s in node.saved)
-    step = BackwardStep(node.id, tuple(dys), {})
+    saved = tuple([s.tensor for s in node.saved])
+    step = BackwardStep(node.id, tuple(dys), {}, {}, [])
     first_backward = len(tape.backward_nodes)
-    thunks = node.grad.grad_fn(dy, saved, node.attrs)
+    if node.grad.wants_needed:  # DifferentiableFunction: backward runs once
+        needed = frozenset(k for k, x in node.inputs.items() if x.id in live)
+        thunks = node.grad.grad_fn(dy, saved, node.attrs, needed)
+    else:
+        thunks = node.grad.grad_fn(dy, saved, node.attrs)
     if not isinstance(thunks, dict):
         raise GradientError(
             f"gradient of {node.label!r} (node {node.id}) must return a dict from input name "
@@ -134,7 +155,17 @@ def _backprop_node(tape, node, dys, grads, live, ops):
         if thunk is None:
             continue
         g = thunk() if callable(thunk) else thunk
-        g = _check_grad(node, name, x, g, ops)
+        xd = x._data
+        if (
+            type(g) is not Tensor
+            or xd is None
+            or g._data.shape != xd.shape
+            or g._data.dtype != xd.dtype
+        ):
+            g = _check_grad(node, name, x, g, ops)
+        anomaly = engine._ANOMALY.get()  # detect_anomaly: gradients made outside kernels too
+        if anomaly is not None:
+            anomaly.gradient(node, name, g)
         step.grads[name] = g
         prev = grads.get(x.id)
         if prev is None:
@@ -143,32 +174,47 @@ def _backprop_node(tape, node, dys, grads, live, ops):
             total = ops.add(prev, g)
             grads[x.id] = total
             step.accumulated[name] = total
-    step.backward_node_ids = [n.id for n in tape.backward_nodes[first_backward:]]
+    if len(tape.backward_nodes) > first_backward:
+        made = tape.backward_nodes[first_backward:]
+        step.backward_node_ids = [n.id for n in made]
+        if free_above is not None:
+            _free_temporaries(made, free_above)
     tape.backward_steps.append(step)
 
 
+def _free_temporaries(nodes, free_above: int) -> None:
+    """Dispose outputs of this step's backward nodes that are larger than ``free_above``
+    bytes and referenced by nothing but these nodes (not a gradient, not the user's)."""
+    uses = {}
+    for n in nodes:
+        for t in n.inputs.values():
+            uses[t.id] = uses.get(t.id, 0) + 1
+    for n in nodes:
+        for t in n.outputs:
+            d = t._data
+            # references: n.outputs, the consuming nodes' inputs, `t` and getrefcount's argument
+            if d is not None and d.nbytes > free_above:
+                if sys.getrefcount(t) == 3 + uses.get(t.id, 0):
+                    t.dispose()
+
+
 def _check_grad(node, name, x, g, ops):
+    shape, dtype = x._shape_dtype()
+    where = f"gradient of {node.label!r} (node {node.id}) for input {name!r}"
     if not isinstance(g, Tensor):
-        if isinstance(g, np.ndarray) or np.isscalar(g):
+        if isinstance(g, (float, int)) and not isinstance(g, bool):
+            g = Tensor(np.asarray(g, dtype))  # a Python number takes the input's dtype
+        elif isinstance(g, (np.ndarray, np.generic)) and g.dtype.kind in "fiub":
             g = Tensor(np.asarray(g))
         else:
-            raise GradientError(
-                f"gradient of {node.label!r} (node {node.id}) for input {name!r}: expected a "
-                f"Tensor, got {type(g).__name__}"
-            )
-    if g.shape != x.shape:
-        if _broadcastable_to(x.shape, g.shape):
-            g = ops.sum_to(g, x.shape)
+            raise GradientError(f"{where}: expected a Tensor, got {type(g).__name__}")
+    if g.shape != shape:
+        if _broadcastable_to(shape, g.shape):
+            g = ops.sum_to(g, shape)
         else:
-            raise GradientError(
-                f"gradient of {node.label!r} (node {node.id}) for input {name!r}: expected "
-                f"shape {x.shape}, got {g.shape}"
-            )
-    if g.dtype != x.dtype:
-        raise GradientError(
-            f"gradient of {node.label!r} (node {node.id}) for input {name!r}: expected dtype "
-            f"{x.dtype}, got {g.dtype}"
-        )
+            raise GradientError(f"{where}: expected shape {shape}, got {g.shape}")
+    if g.dtype != dtype:
+        raise GradientError(f"{where}: expected dtype {dtype}, got {g.dtype}")
     return g
 
 

@@ -13,21 +13,36 @@ import sys
 
 import numpy as np
 
-from .registry import _KERNELS, _missing_kernel_message, get_backend
-from .tensor import DisposedError, Tensor, _wrap
+from .backend_registry import _GLOBAL_BACKEND, _SCOPED_BACKEND, get_backend
+from .registry import _KERNELS, _missing_kernel_message
+from .tensor import DisposedError, Tensor
 
 __all__ = ["run_kernel", "no_grad", "name_scope", "settings"]
 
 # the active recorders (tapes, backward recorders); no_grad empties it
 _RECORDERS: contextvars.ContextVar[tuple] = contextvars.ContextVar("recorders", default=())
 _SCOPE: contextvars.ContextVar[tuple[str, ...]] = contextvars.ContextVar("scope", default=())
+# while a built-in gradient runs: the user's gradient() line, so no frame walk per op
+_FIXED_SOURCE: contextvars.ContextVar[tuple | None] = contextvars.ContextVar(
+    "fixed_source", default=None
+)
+# detect_anomaly's check (core/anomaly.py): None when off, so run_kernel pays one .get()
+_ANOMALY: contextvars.ContextVar = contextvars.ContextVar("anomaly", default=None)
 
 
 class _Settings:
-    """Global switches. ``record_source``: remember the user code line of each node."""
+    """Global switches.
+
+    ``record_source``: remember the user code line of each node.
+    ``backward_keep_bytes``: a gradient() frees the temporaries its backward nodes made that
+    are larger than this many bytes once their step is done (shape and dtype stay for
+    tapeviz), so large arrays reuse memory; ``None`` keeps every value. Nothing is freed
+    while an outer tape records the gradient (higher order).
+    """
 
     record_source: bool = True
     boundscheck: bool = False
+    backward_keep_bytes: int | None = 1 << 16
 
 
 settings = _Settings()
@@ -50,8 +65,8 @@ def run_kernel(name: str, inputs: dict, attrs: dict | None = None):
         array([3.], dtype=float32)
     """
     if attrs is None:
-        attrs = {}
-    backend = get_backend()
+        attrs = _NO_ATTRS
+    backend = _SCOPED_BACKEND.get() or _GLOBAL_BACKEND[0] or get_backend()
     config = _KERNELS.get((name, backend))
     if config is None:
         raise KeyError(_missing_kernel_message(name, backend))
@@ -72,18 +87,44 @@ def run_kernel(name: str, inputs: dict, attrs: dict | None = None):
         raise
     except Exception as e:  # name the kernel, backend and input shapes
         raise _kernel_error(name, backend, arrays, e) from e
-    if type(out) is tuple or type(out) is list:
-        outputs = tuple(_wrap(o) for o in out)
-        result = outputs
-    else:
-        result = _wrap(out)
+    if type(out) is np.ndarray and out.dtype.kind in _KINDS:  # the common case
+        result = Tensor(out)
         outputs = (result,)
+    else:
+        outputs = tuple(Tensor(a) for a in _check_outputs(name, backend, out))
+        result = outputs if type(out) is tuple or type(out) is list else outputs[0]
     recorders = _RECORDERS.get()
     if recorders:
-        source = _user_frame() if settings.record_source else None
+        source = (_FIXED_SOURCE.get() or _user_frame()) if settings.record_source else None
         for rec in recorders:
             rec._record(name, backend, inputs, outputs, attrs, None, source)
+    hook = _ANOMALY.get()
+    if hook is not None:
+        hook(name, inputs, outputs)
     return result
+
+
+_KINDS = "fiub"
+_NO_ATTRS: dict = {}  # shared by every attr-less kernel run: never mutate a node's attrs
+
+
+def _check_outputs(name, backend, out) -> list:
+    """A kernel's result as a list of arrays, or a TypeError naming the kernel."""
+    many = type(out) is tuple or type(out) is list
+    arrays = []
+    for o in out if many else (out,):
+        if isinstance(o, np.generic):
+            o = np.asarray(o)
+        if not isinstance(o, np.ndarray) or o.dtype.kind not in _KINDS:
+            what = f"{type(o).__name__} of {o.dtype}" if hasattr(o, "dtype") else type(o).__name__
+            raise TypeError(
+                f"kernel {name!r} on backend {backend!r} returned {what}; expected a numeric "
+                "numpy array or a tuple of them"
+            )
+        arrays.append(o)
+    if many and not arrays:
+        raise TypeError(f"kernel {name!r} on backend {backend!r} returned no outputs")
+    return arrays
 
 
 class KernelError(ValueError):
@@ -109,10 +150,14 @@ def record_node(kernel, inputs, outputs, attrs, grad_config, *, style, label, sa
     recorders = _RECORDERS.get()
     source = _user_frame() if settings.record_source else None
     extra = {"style": style, "label": label, "saved": saved, "grad": grad_config}
-    return [
+    nodes = [
         rec._record(kernel, get_backend(), inputs, outputs, attrs, extra, source)
         for rec in recorders
     ]
+    hook = _ANOMALY.get()
+    if hook is not None:
+        hook(kernel, inputs, tuple(outputs))
+    return nodes
 
 
 def recording() -> bool:
@@ -168,27 +213,47 @@ def current_scope() -> str:
 
 
 _CORE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
+# the tapeviz package next to core (a path only: core never imports tapeviz); a user file
+# under some other ".../tapeviz/" folder (tests/tapeviz/...) is user code
+_TAPEVIZ_DIR = os.path.join(os.path.dirname(_CORE_DIR.rstrip(os.sep)), "tapeviz") + os.sep
 _INTERNAL: dict = {}
 
 
-def _is_internal(code) -> bool:
-    hit = _INTERNAL.get(code)
-    if hit is None:
-        fn = code.co_filename
-        hit = _INTERNAL[code] = (
-            fn.startswith(_CORE_DIR) or f"{os.sep}tapeviz{os.sep}" in fn or ("contextlib" in fn)
-        )
+def _classify(code) -> bool:
+    fn = code.co_filename
+    hit = _INTERNAL[code] = (
+        fn.startswith(_CORE_DIR) or fn.startswith(_TAPEVIZ_DIR) or ("contextlib" in fn)
+    )
     return hit
+
+
+def caller_source():
+    """(file, line, function) of the first frame outside core/tapeviz, for the caller's use."""
+    return _user_frame() if settings.record_source else None
 
 
 def _user_frame():
     """(file, line, function) of the first frame outside core/tapeviz: the user's code line."""
     f = sys._getframe(2)
-    while f is not None and _is_internal(f.f_code):
+    internal = _INTERNAL
+    while f is not None:
+        code = f.f_code
+        hit = internal.get(code)
+        if hit is None:
+            hit = _classify(code)
+        if not hit:
+            key = (code, f.f_lineno)
+            source = _SOURCES.get(key)
+            if source is None:  # one tuple per code line, shared by its nodes
+                if len(_SOURCES) > 100_000:
+                    _SOURCES.clear()
+                source = _SOURCES[key] = (code.co_filename, key[1], code.co_name)
+            return source
         f = f.f_back
-    if f is None:
-        return None
-    return (f.f_code.co_filename, f.f_lineno, f.f_code.co_name)
+    return None
+
+
+_SOURCES: dict = {}
 
 
 def zeros_like_array(t: Tensor) -> np.ndarray:

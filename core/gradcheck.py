@@ -1,223 +1,236 @@
-"""Gradient checking as library code: float64 central differences against reverse mode.
+"""Gradient checking as library code: find the wrong gradient, name it, say why it fails.
 
-``check_grads(f, *args)`` returns a ``GradCheckReport`` and raises ``GradientCheckError``
-(naming the function, the argument, the worst element and its index) when it fails.
+``check_grads(f, *args)`` compares reverse mode (and forward mode through ``core.jvp``) with
+float64 central differences for every differentiable argument and returns a
+``GradCheckReport``. Numerical Jacobians are computed by replaying the recorded kernels once
+on a batch of perturbed inputs (``core.batched_replay``), checked against direct calls, with
+one call per element as the fallback. Failures are classified (``FAILURE_CLASSES``).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 import numpy as np
 
+from . import engine
+from .batched_replay import Unbatchable, replay
+from .gradcheck_runner import _directional, _jacobian, run_checks
+from .gradreport import FAILURE_CLASSES, GradCheckReport, InputCheck
 from .tape import Tape
 from .tensor import Tensor
 
-__all__ = ["check_grads", "numerical_jacobian", "GradCheckReport", "GradientCheckError"]
+__all__ = [
+    "check_grads",
+    "numerical_jacobian",
+    "GradCheckReport",
+    "GradientCheckError",
+    "InputCheck",
+    "FAILURE_CLASSES",
+]
+
+_DEFAULTS = {"float64": (1e-6, 1e-5, 1e-4), "float32": (1e-3, 1e-3, 1e-2)}
 
 
 class GradientCheckError(AssertionError):
-    """Analytic and numerical gradients disagree."""
+    """Analytic and numerical gradients disagree; ``.report`` holds the whole story."""
 
     def __init__(self, message, report=None):
         super().__init__(message)
         self.report = report
 
 
-@dataclass
-class InputCheck:
-    """The comparison for one argument (flattened Jacobian-vector products)."""
-
-    index: int
-    analytic: np.ndarray
-    numerical: np.ndarray
-    abs_err: np.ndarray
-    rel_err: np.ndarray
-    passed_mask: np.ndarray
-    atol: float
-    rtol: float
-
-    @property
-    def passed(self) -> bool:
-        return bool(self.passed_mask.all())
-
-    @property
-    def worst_index(self):
-        if self.abs_err.size == 0:
-            return ()
-        excess = self.abs_err - (self.atol + self.rtol * np.abs(self.numerical))
-        return np.unravel_index(int(np.argmax(excess)), self.abs_err.shape)
+def _wrap(a):
+    return Tensor(np.asarray(a)) if isinstance(a, (np.ndarray, np.generic)) else a
 
 
-@dataclass
-class GradCheckReport:
-    """The result of ``check_grads``: one ``InputCheck`` per differentiable argument."""
+class FunctionProblem:
+    """``f`` at ``args`` as the checker sees it: direct calls (the ground truth for finite
+    differences), reverse mode on a persistent tape, forward mode and batched replay."""
 
-    function: str
-    order: int
-    eps: float
-    inputs: list = field(default_factory=list)
-    messages: list = field(default_factory=list)
+    def __init__(self, f, args, diff, name):
+        self.f, self.args, self.diff, self.name = f, list(args), list(diff), name
+        self.xs = [_wrap(a) for a in self.args]
+        self.tape = Tape(persistent=True)
+        with engine.no_grad(), self.tape:
+            self.tape.watch([self.xs[i] for i in self.diff])
+            out = f(*self.xs)
+        if not isinstance(out, Tensor) or out.dtype.kind != "f":
+            raise TypeError(f"check_grads({name}): f must return a floating Tensor, got {out!r}")
+        self.out, self.y, self.unconnected = out, out.numpy().astype(np.float64), set()
+        self.nodes = self.tape.nodes
 
-    @property
-    def passed(self) -> bool:
-        return all(c.passed for c in self.inputs) and not self.messages
+    def call(self, args) -> np.ndarray:
+        with engine.no_grad():
+            out = self.f(*[_wrap(a) for a in args])
+        return np.asarray(out.numpy() if isinstance(out, Tensor) else out, dtype=np.float64)
 
-    @property
-    def worst(self):
-        """(argument index, element index, abs error) of the largest excess over tolerance."""
-        best = None
-        for c in self.inputs:
-            if c.abs_err.size == 0:
-                continue
-            idx = c.worst_index
-            item = (c.index, tuple(int(i) for i in idx), float(c.abs_err[idx]))
-            if best is None or item[2] > best[2]:
-                best = item
-        return best
+    def vjp(self, dy) -> list:
+        sources = [self.xs[i] for i in self.diff]
+        with engine.no_grad():
+            gs = self.tape.gradient(self.out, sources, Tensor(dy.astype(self.out.dtype)))
+        out = []
+        for k, (g, x) in enumerate(zip(gs, sources)):
+            if g is None:
+                self.unconnected.add(k)
+            out.append(np.zeros(x.shape) if g is None else g.numpy().astype(np.float64))
+        return out
 
-    def summary(self) -> str:
-        status = "PASS" if self.passed else "FAIL"
-        lines = [f"check_grads({self.function}, order={self.order}): {status}"]
-        for c in self.inputs:
-            if c.abs_err.size == 0:
-                lines.append(f"  arg {c.index}: empty")
-                continue
-            idx = c.worst_index
-            lines.append(
-                f"  arg {c.index}: worst at {tuple(int(i) for i in idx)}: analytic "
-                f"{c.analytic[idx]:.6g} vs numerical {c.numerical[idx]:.6g} "
-                f"(abs err {c.abs_err[idx]:.3g}, rel err {c.rel_err[idx]:.3g}); "
-                f"{int((~c.passed_mask).sum())} of {c.passed_mask.size} outside tolerance"
-            )
-        lines.extend(f"  {m}" for m in self.messages)
-        return "\n".join(lines)
+    def jvp(self, tangents) -> np.ndarray:
+        from .functional import jvp
 
-    __str__ = summary
+        def fd(*diff_xs):
+            full = list(self.xs)
+            for i, t in zip(self.diff, diff_xs):
+                full[i] = t
+            return self.f(*full)
 
-    def _repr_html_(self) -> str:
-        import html
+        fd.__name__ = self.name
+        with engine.no_grad():
+            primals = [self.xs[i] for i in self.diff]
+            _, out = jvp(fd, primals, [Tensor(t) for t in tangents])
+        return out.numpy().astype(np.float64)
 
-        colour = "#009E73" if self.passed else "#D55E00"
-        badge = "PASS" if self.passed else "FAIL"
-        rows = "".join(
-            f"<tr><td>{html.escape(line)}</td></tr>" for line in self.summary().splitlines()[1:]
-        )
-        return (
-            f"<div><b style='color:{colour}'>{badge}</b> check_grads"
-            f"({html.escape(self.function)}, order={self.order})<table>{rows}</table></div>"
-        )
-
-
-def _as64(a) -> np.ndarray:
-    arr = a.numpy() if isinstance(a, Tensor) else np.asarray(a)
-    if arr.dtype.kind != "f":
-        return arr
-    return np.array(arr, dtype=np.float64)
-
-
-def _call(f, args) -> np.ndarray:
-    out = f(*[Tensor(a) if isinstance(a, np.ndarray) else a for a in args])
-    return np.asarray(out.numpy() if isinstance(out, Tensor) else out, dtype=np.float64)
+    def batched(self, k, X):
+        """f on a stack of values of differentiable arg ``k``: (outputs, strategy)."""
+        x = self.xs[self.diff[k]]
+        try:
+            env = replay(self.tape.nodes, {x.id: X}, size=len(X))
+            Y = env.get(self.out.id)
+            Y = np.broadcast_to(self.y, (len(X),) + self.y.shape) if Y is None else Y
+            return np.asarray(Y, dtype=np.float64), "batched replay"
+        except Unbatchable:
+            pass
+        args = list(self.args)
+        args[self.diff[k]] = X
+        try:
+            Y = self.call(args)
+        except Exception as e:
+            raise Unbatchable(str(e)) from None
+        if Y.shape != (len(X),) + self.y.shape:
+            raise Unbatchable("f does not map a batch to a batch")
+        return Y, "batched call"
 
 
-def numerical_jacobian(f, args, index: int, eps: float) -> np.ndarray:
-    """Central-difference Jacobian of ``f`` w.r.t. ``args[index]``: (out.size, in.size)."""
-    x = args[index]
-    flat = x.reshape(-1)
-    base = _call(f, args)
-    jac = np.zeros((base.size, flat.size))
-    for k in range(flat.size):
-        plus, minus = flat.copy(), flat.copy()
-        plus[k] += eps
-        minus[k] -= eps
-        a_plus = list(args)
-        a_plus[index] = plus.reshape(x.shape)
-        a_minus = list(args)
-        a_minus[index] = minus.reshape(x.shape)
-        jac[:, k] = ((_call(f, a_plus) - _call(f, a_minus)) / (2 * eps)).reshape(-1)
-    return jac
+def _prepare(args, wrt, dtype, name):
+    """Arguments as arrays; floating ones (optionally) in ``dtype``: (args, diff, notes)."""
+    out, diff, notes = [], [], []
+    for i, a in enumerate(args):
+        arr = a.numpy() if isinstance(a, Tensor) else a
+        if isinstance(arr, (list, tuple)) or isinstance(arr, np.ndarray):
+            arr = np.array(arr)
+            if arr.dtype.kind == "f" and (wrt is None or i in wrt):
+                if dtype is not None and arr.dtype != dtype:
+                    notes.append(
+                        f"arg {i} is {arr.dtype}: checked in {np.dtype(dtype)} (with float32 "
+                        "central differences the rounding error, ~1e-7/eps, hides real bugs)"
+                    )
+                    arr = arr.astype(dtype)
+                diff.append(i)
+        out.append(arr)
+    if not diff:
+        raise ValueError(f"check_grads({name}): no floating argument to check")
+    return out, diff, notes
 
 
-def _analytic(f, args, index, dy):
-    xs = [Tensor(a) if isinstance(a, np.ndarray) else a for a in args]
-    with Tape() as tape:
-        tape.watch([x for x in xs if isinstance(x, Tensor)])
-        y = f(*xs)
-    (g,) = [
-        tape.gradient(y, [xs[index]], output_gradients=Tensor(dy), unconnected_gradients="zero")[0]
-    ]
-    return g.numpy().astype(np.float64)
+def check_grads(f, *args, order=1, eps=None, atol=None, rtol=None, mode="full",
+                forward=True, raise_on_failure=True, wrt=None, dtype="float64",
+                seed=0) -> GradCheckReport:  # fmt: skip
+    """Check ``f``'s gradients against central differences; name what is wrong and why.
 
-
-def check_grads(f, *args, order: int = 1, eps=None, atol=None, rtol=None) -> GradCheckReport:
-    """Check ``f``'s reverse-mode gradients against float64 central differences.
-
-    Every floating argument is checked, with a random ``dy`` (so a gradient that ignores
-    ``dy`` is caught). ``order=2`` also checks the gradient of the gradient.
+    Every floating argument is checked (in float64 by default: float32 arguments are
+    converted and the report says so). Reverse mode is compared as dyᵀJ for a random dy
+    (element by element over each input), the backward pass is run again with dy doubled
+    (catching gradients that ignore dy, or that change between runs), and forward mode is
+    compared through ``core.jvp``. ``order=2`` also checks the gradient of the gradient.
 
     Args:
-        f: a function of tensors returning a tensor.
-        *args: its arguments (arrays, lists or tensors); float ones are checked in float64.
-        order: 1 or 2.
-        eps: finite-difference step (default 1e-6).
-        atol, rtol: tolerances (default 1e-5 and 1e-4).
+        f: a function of tensors returning a floating tensor.
+        *args: its arguments: arrays, lists or tensors (float ones are checked) or others.
+        order: 1, or 2 for second order (reverse over reverse) as well.
+        eps: finite-difference step (default 1e-6; 1e-3 if f computes in float32).
+        atol, rtol: tolerances (defaults 1e-5 and 1e-4; float32: 1e-3 and 1e-2).
+        mode: "full" (the numerical Jacobian of each input) or "fast" (random projections
+            vᵀJu, falling back to the full Jacobian only for an input that fails).
+        forward: also check forward mode (``core.jvp``).
+        raise_on_failure: raise ``GradientCheckError`` (with ``.report``) when it fails.
+        wrt: indices of the arguments to check (default: every floating one).
+        dtype: the dtype floating arguments are checked in (None keeps theirs).
+        seed: seed of the random dy and directions.
 
     Returns:
-        A ``GradCheckReport``; raises ``GradientCheckError`` if it fails.
+        A ``GradCheckReport``.
 
     Example:
         >>> import core
         >>> core.check_grads(lambda x: core.tanh(x) * x, [0.5, -1.0]).passed
         True
     """
-    if order not in (1, 2):
-        raise ValueError(f"check_grads: order must be 1 or 2, got {order}")
-    eps = 1e-6 if eps is None else float(eps)
-    atol = 1e-5 if atol is None else float(atol)
-    rtol = 1e-4 if rtol is None else float(rtol)
+    if order not in (1, 2) or mode not in ("full", "fast"):
+        raise ValueError(f"check_grads: order must be 1 or 2 and mode 'full' or 'fast', "
+                         f"got order={order!r}, mode={mode!r}")  # fmt: skip
     name = getattr(f, "__name__", type(f).__name__)
-    args64 = [_as64(a) for a in args]
-    report = GradCheckReport(name, order, eps)
-    rng = np.random.default_rng(0)
-    y = _call(f, args64)
-    dy = rng.standard_normal(y.shape).astype(np.float64) if y.shape else np.float64(1.0)
-    dy = np.asarray(dy)
-    for i, a in enumerate(args64):
-        if not isinstance(a, np.ndarray) or a.dtype.kind != "f":
-            continue
-        analytic = _analytic(f, args64, i, dy)
-        jac = numerical_jacobian(f, args64, i, eps)
-        numerical = (dy.reshape(-1) @ jac).reshape(a.shape) if jac.size else np.zeros(a.shape)
-        report.inputs.append(_compare(i, analytic, numerical, atol, rtol))
-    if order == 2:
-        for i, a in enumerate(args64):
-            if isinstance(a, np.ndarray) and a.dtype.kind == "f":
-                g = _gradient_function(f, i, dy)
-                sub = check_grads(g, *args64, order=1, eps=eps, atol=atol * 10, rtol=rtol * 10)
-                for c in sub.inputs:
-                    c.index = (i, c.index)
-                report.inputs.extend(sub.inputs)
-    if not report.passed:
+    args, diff, notes = _prepare(args, wrt, None if dtype is None else np.dtype(dtype), name)
+    saved_source, engine.settings.record_source = engine.settings.record_source, False
+    try:
+        p = FunctionProblem(f, args, diff, name)
+        kind = "float32" if p.out.dtype == np.float32 else "float64"
+        if kind == "float32" and dtype is not None:
+            notes.append("f returned float32 for float64 inputs: float32 tolerances are used")
+        d_eps, d_atol, d_rtol = _DEFAULTS[kind]
+        eps = d_eps if eps is None else float(eps)
+        atol = d_atol if atol is None else float(atol)
+        rtol = d_rtol if rtol is None else float(rtol)
+        report = GradCheckReport(name, order, mode, eps, atol, rtol, notes=notes)
+        rng = np.random.default_rng(seed)
+        opts = {"mode": mode, "eps": eps, "rng": rng}
+        run_checks(p, report, atol=atol, rtol=rtol, forward=forward, label=_arg_label, **opts)
+        if order == 2:
+            for i in diff:
+                g = _gradient_function(f, i, diff, p.y.shape, rng)
+                sub = FunctionProblem(g, args, diff, g.__name__)
+                start = len(report.checks)
+                run_checks(sub, report, atol=atol * 10, rtol=rtol * 10, forward=False, order=2,
+                           label=lambda j, i=i: f"d/d arg {j} of grad arg {i}", **opts)  # fmt: skip
+                for c in report.checks[start:]:
+                    c.arg = (i, c.arg)
+    finally:
+        engine.settings.record_source = saved_source
+    if raise_on_failure and not report.passed:
         raise GradientCheckError(report.summary(), report)
     return report
 
 
-def _gradient_function(f, index, dy):
+def _arg_label(i) -> str:
+    return f"arg {i}"
+
+
+def _gradient_function(f, index, diff, y_shape, rng):
+    """x -> the gradient of ``f`` w.r.t. arg ``index`` for a fixed random dy (made of ops)."""
+    dy = np.ones(y_shape) if int(np.prod(y_shape)) == 1 else rng.standard_normal(y_shape)
+
     def g(*xs):
         with Tape() as tape:
-            tape.watch([x for x in xs if isinstance(x, Tensor)])
+            tape.watch([xs[i] for i in diff])
             y = f(*xs)
-        return tape.gradient(
-            y, [xs[index]], output_gradients=Tensor(dy), unconnected_gradients="zero"
-        )[0]
+        grad = tape.gradient(y, [xs[index]], Tensor(dy.astype(y.dtype)), "zero")[0]
+        return grad
 
     g.__name__ = f"grad({getattr(f, '__name__', 'f')}, arg {index})"
     return g
 
 
-def _compare(index, analytic, numerical, atol, rtol) -> InputCheck:
-    abs_err = np.abs(analytic - numerical)
-    rel_err = abs_err / np.maximum(np.abs(numerical), 1e-12)
-    passed = abs_err <= atol + rtol * np.abs(numerical)
-    return InputCheck(index, analytic, numerical, abs_err, rel_err, passed, atol, rtol)
+def numerical_jacobian(f, args, index: int, eps: float = 1e-6) -> np.ndarray:
+    """Central-difference Jacobian of ``f`` w.r.t. ``args[index]``: ``(out.size, in.size)``.
+
+    Batched over all perturbations when the recorded computation allows, else one call per
+    element. Float arguments are used as given (no dtype change).
+
+    Example:
+        >>> import numpy as np, core
+        >>> core.numerical_jacobian(lambda x: x * x, [np.array([1.0, 2.0])], 0).round(6)
+        array([[2., 0.],
+               [0., 4.]])
+    """
+    arrays = [a.numpy() if isinstance(a, Tensor) else np.asarray(a) for a in args]
+    p = FunctionProblem(f, arrays, [index], getattr(f, "__name__", "f"))
+    u = np.random.default_rng(0).standard_normal(arrays[index].shape)
+    return _jacobian(p, 0, eps, u, _directional(p, 0, u, eps)[0])[0][0]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import functools
 
 from .tape import live_tapes
-from .tensor import _LIVE, Tensor, Variable, _scope_stack
+from .tensor import _LIVE, Tensor, Variable, _pop_scope, _push_scope, _scope_stack
 
 __all__ = ["tidy", "keep", "dispose", "memory"]
 
@@ -13,12 +13,19 @@ _KEPT: set[int] = set()
 
 
 class _TidyScope:
+    """``with tidy():`` block, or ``@tidy()`` decorator (also for zero-argument functions)."""
+
+    def __call__(self, fn):
+        if not callable(fn):
+            raise TypeError(f"tidy(): expected a function to decorate, got {type(fn).__name__}")
+        return functools.wraps(fn)(lambda *a, **k: _run_tidy(fn, a, k))
+
     def __enter__(self):
-        _scope_stack().append([])
+        _push_scope()
         return self
 
     def __exit__(self, *exc):
-        created = _scope_stack().pop()
+        created = _pop_scope()
         self._dispose(created, keep_ids=set())
         return False
 
@@ -49,8 +56,9 @@ def _saved_ids() -> set[int]:
 def tidy(fn=None, *args, **kwargs):
     """Dispose every tensor created inside, except the returned ones, kept ones and variables.
 
-    Use as ``tidy(fn)`` (runs ``fn`` now and returns its result), as ``@tidy`` on a function,
-    or as ``with tidy():``.
+    Use as ``tidy(fn)`` (runs a zero-argument ``fn`` now and returns its result, as
+    TensorFlow.js does), ``tidy(fn, *args)`` (runs ``fn(*args)``), ``@tidy`` on a function
+    that takes arguments, ``@tidy()`` on any function, or ``with tidy():``.
 
     Example:
         >>> import core
@@ -71,14 +79,14 @@ def tidy(fn=None, *args, **kwargs):
 
 
 def _run_tidy(fn, args, kwargs):
-    _scope_stack().append([])
+    _push_scope()
     try:
         result = fn(*args, **kwargs)
     except BaseException:
-        _TidyScope._dispose(_scope_stack().pop(), set())
+        _TidyScope._dispose(_pop_scope(), set())
         raise
     keep_ids = {t.id for t in _tensors_in(result)}
-    _TidyScope._dispose(_scope_stack().pop(), keep_ids)
+    _TidyScope._dispose(_pop_scope(), keep_ids)
     return result
 
 

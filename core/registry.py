@@ -13,11 +13,23 @@ list each (``core/backends/<name>/__init__.py``).
 from __future__ import annotations
 
 import contextlib
-import contextvars
 import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
+
+from .backend_registry import (
+    _BACKEND_FACTORIES,
+    _BACKENDS,
+    _GLOBAL_BACKEND,
+    Backend,
+    backend,
+    backend_info,
+    get_backend,
+    list_backends,
+    register_backend,
+    set_backend,
+)
 
 __all__ = [
     "KernelConfig",
@@ -32,10 +44,12 @@ __all__ = [
     "get_gradient",
     "gradient_override",
     "register_backend",
+    "unregister_backend",
     "set_backend",
     "get_backend",
     "list_backends",
     "backend",
+    "backend_info",
 ]
 
 
@@ -68,27 +82,23 @@ class GradConfig:
     outputs_to_save: tuple[int, ...] = ()
     save_all_inputs: bool = False
     builtin: bool = False
+    # True: grad_fn(dy, saved, attrs, needed) also gets the input names needing a gradient
+    wants_needed: ClassVar[bool] = False
+    # ((saved input name or output index, (input names whose gradient reads it)), ...):
+    # a value only constant inputs' gradients read is not kept (see tape._saved_by_config)
+    needed_by: tuple = ()
+    # what the tape saves, worked out once: ((is_input, key, readers or None), ...)
+    save_plan: tuple = field(init=False, repr=False, compare=False, default=())
 
-
-@dataclass
-class Backend:
-    """A backend: a name, a priority and whatever state its kernels need."""
-
-    name: str
-    priority: int = 0
-    info: dict = field(default_factory=dict)
+    def __post_init__(self):
+        readers = dict(self.needed_by)
+        plan = tuple((True, k, readers.get(k)) for k in self.inputs_to_save)
+        plan += tuple((False, int(i), readers.get(int(i))) for i in self.outputs_to_save)
+        object.__setattr__(self, "save_plan", plan)
 
 
 _KERNELS: dict[tuple[str, str], KernelConfig] = {}
 _GRADIENTS: dict[str, GradConfig] = {}
-_BACKEND_FACTORIES: dict[str, tuple[Callable[[], Backend], int]] = {}
-_BACKENDS: dict[str, Backend] = {}
-_GLOBAL_BACKEND: list[str | None] = [None]
-_SCOPED_BACKEND: contextvars.ContextVar[str | None] = contextvars.ContextVar(
-    "tapeviz_backend", default=None
-)
-
-
 # --- kernels -------------------------------------------------------------------------------
 
 
@@ -172,6 +182,7 @@ def register_gradient(
     outputs_to_save: Sequence[int] = (),
     *,
     save_all_inputs: bool = False,
+    needed_by: dict | None = None,
     _builtin: bool = False,
 ) -> GradConfig:
     """Register the gradient of kernel ``name``; replaces (and warns about) an existing one.
@@ -183,6 +194,9 @@ def register_gradient(
             saved inputs then the saved outputs. Only the thunks that are needed are called.
         inputs_to_save: names of the inputs the gradient needs.
         outputs_to_save: indices of the outputs the gradient needs.
+        needed_by: optional ``{saved input name or output index: (input names)}``: which
+            inputs' gradients read each saved value. A value that only gradients of
+            constants (Python numbers, ``x * 0.5``) read is then not kept.
 
     Returns:
         The registered ``GradConfig``.
@@ -207,6 +221,7 @@ def register_gradient(
         tuple(int(i) for i in outputs_to_save),
         save_all_inputs,
         _builtin,
+        tuple((k, tuple(v)) for k, v in (needed_by or {}).items()),
     )
     if name in _GRADIENTS and not _builtin:
         warnings.warn(
@@ -267,68 +282,22 @@ def gradient_table() -> dict[str, GradConfig]:
     return dict(_GRADIENTS)
 
 
-# --- backends ------------------------------------------------------------------------------
+# --- backends (core/backend_registry.py) ---------------------------------------------------
 
 
-def register_backend(name: str, factory: Callable[[], Backend] | None = None, priority: int = 0):
-    """Register a backend. ``factory()`` makes its ``Backend`` lazily, on first use.
+def unregister_backend(name: str) -> None:
+    """Remove backend ``name`` and every kernel registered for it.
 
-    The registered backend with the highest priority is active until ``set_backend``.
+    If it was the active backend, the highest-priority remaining one becomes active.
     """
-    if not isinstance(name, str) or not name:
-        raise TypeError(f"register_backend: name must be a non-empty str, got {name!r}")
-    factory = factory or (lambda: Backend(name, priority))
-    _BACKEND_FACTORIES[name] = (factory, int(priority))
+    if name not in _BACKEND_FACTORIES:
+        raise ValueError(
+            f"unregister_backend: backend {name!r} is not registered "
+            f"(registered: {', '.join(list_backends())})"
+        )
+    del _BACKEND_FACTORIES[name]
     _BACKENDS.pop(name, None)
-
-
-def _instance(name: str) -> Backend:
-    if name not in _BACKENDS:
-        if name not in _BACKEND_FACTORIES:
-            raise ValueError(
-                f"backend {name!r} is not registered (registered: {', '.join(list_backends())})"
-            )
-        backend_obj = _BACKEND_FACTORIES[name][0]()
-        if not isinstance(backend_obj, Backend):
-            backend_obj = Backend(name, _BACKEND_FACTORIES[name][1], {"object": backend_obj})
-        _BACKENDS[name] = backend_obj
-    return _BACKENDS[name]
-
-
-def set_backend(name: str) -> None:
-    """Make ``name`` the active backend for every thread (a ``ValueError`` if unknown)."""
-    _instance(name)
-    _GLOBAL_BACKEND[0] = name
-
-
-def get_backend() -> str:
-    """The name of the active backend."""
-    scoped = _SCOPED_BACKEND.get()
-    if scoped is not None:
-        return scoped
-    if _GLOBAL_BACKEND[0] is None:
-        if not _BACKEND_FACTORIES:
-            raise RuntimeError("no backend is registered")
-        _GLOBAL_BACKEND[0] = max(_BACKEND_FACTORIES, key=lambda n: _BACKEND_FACTORIES[n][1])
-    return _GLOBAL_BACKEND[0]
-
-
-def backend_info(name: str | None = None) -> Backend:
-    """The ``Backend`` object of ``name`` (the active one by default)."""
-    return _instance(name or get_backend())
-
-
-def list_backends() -> list[str]:
-    """Registered backend names, highest priority first."""
-    return sorted(_BACKEND_FACTORIES, key=lambda n: -_BACKEND_FACTORIES[n][1])
-
-
-@contextlib.contextmanager
-def backend(name: str):
-    """Run the block on backend ``name`` (this thread/context only)."""
-    _instance(name)
-    token = _SCOPED_BACKEND.set(name)
-    try:
-        yield name
-    finally:
-        _SCOPED_BACKEND.reset(token)
+    for key in [k for k in _KERNELS if k[1] == name]:
+        del _KERNELS[key]
+    if _GLOBAL_BACKEND[0] == name:
+        _GLOBAL_BACKEND[0] = None

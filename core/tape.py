@@ -17,120 +17,13 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import engine
+from .node import Node, SavedValue
 from .registry import _GRADIENTS, GradConfig
-from .tensor import Tensor, Variable
+from .tensor import Tensor, Variable, _Constant
 
 __all__ = ["Tape", "Node", "SavedValue", "BackwardStep"]
 
 _LIVE_TAPES: weakref.WeakSet = weakref.WeakSet()
-
-
-class SavedValue:
-    """One value kept for backward. ``role`` is ``"input"``, ``"output"`` or ``"memory"``."""
-
-    __slots__ = ("role", "name", "tensor", "_meta", "intermediate")
-
-    def __init__(self, role: str, name, tensor: Tensor, intermediate: bool = False):
-        self.role = role
-        self.name = name
-        self.tensor = tensor
-        self._meta = None
-        self.intermediate = intermediate
-
-    def _describe(self):
-        d = self.tensor._data
-        return (d.shape, d.dtype, d.nbytes)
-
-    @property
-    def shape(self):
-        return self._meta[0] if self._meta else self.tensor.shape
-
-    @property
-    def dtype(self):
-        return self._meta[1] if self._meta else self.tensor.dtype
-
-    @property
-    def nbytes(self) -> int:
-        return self._meta[2] if self._meta else self.tensor.nbytes
-
-    @property
-    def released(self) -> bool:
-        return self.tensor is None
-
-    def release(self) -> None:
-        if self.tensor is not None:
-            self._meta = self._describe() if self.tensor._data is not None else (None, None, 0)
-            self.tensor = None
-
-    def __repr__(self):
-        state = ", released" if self.released else ""
-        return (
-            f"SavedValue({self.role} {self.name!r}, shape={self.shape}, dtype={self.dtype}, "
-            f"nbytes={self.nbytes}{state})"
-        )
-
-
-class Node:
-    """One recorded kernel run. Plain data: tapeviz reads it, the engine differentiates it.
-
-    Attributes:
-        id: stable id within the tape (forward and backward nodes share the counter).
-        kernel: kernel name; backend: backend that ran it.
-        inputs: ``{name: Tensor}``; outputs: tuple of Tensors; attrs: non-tensor args.
-        saved: list of ``SavedValue``.
-        grad: the ``GradConfig`` in force when recorded (None: not differentiable).
-        style: ``"builtin"``, ``"override"``, ``"custom_grad"``, ``"DifferentiableFunction"``,
-            ``"CompiledLayer"`` or ``"gradient"`` (a backward node).
-        label: what to call it (the user's function name for custom gradients).
-        scope: name scope path ("" at top level); source: (file, line, function) or None.
-        grad_of: for backward nodes, the id of the forward node whose gradient ran it.
-    """
-
-    __slots__ = (
-        "id",
-        "kernel",
-        "backend",
-        "inputs",
-        "outputs",
-        "attrs",
-        "saved",
-        "grad",
-        "style",
-        "label",
-        "scope",
-        "source",
-        "grad_of",
-        "info",
-    )
-
-    def __init__(self, id, kernel, backend, inputs, outputs, attrs, saved, grad, style, label):
-        self.id = id
-        self.kernel = kernel
-        self.backend = backend
-        self.inputs = inputs
-        self.outputs = outputs
-        self.attrs = attrs
-        self.saved = saved
-        self.grad = grad
-        self.style = style
-        self.label = label
-        self.scope = ""
-        self.source = None
-        self.grad_of = None
-        self.info = None
-
-    @property
-    def saved_nbytes(self) -> int:
-        return sum(s.nbytes for s in self.saved)
-
-    def __repr__(self):
-        ins = ", ".join(f"{k}: {_shape(t)}" for k, t in self.inputs.items())
-        outs = ", ".join(str(_shape(t)) for t in self.outputs)
-        return f"Node({self.id} {self.label} [{self.backend}] ({ins}) -> {outs})"
-
-
-def _shape(t):
-    return t.shape if t._data is not None else "<disposed>"
 
 
 @dataclass
@@ -166,7 +59,7 @@ class Tape:
         self.backward_nodes: list[Node] = []
         self.backward_steps: list[BackwardStep] = []
         self.watched: dict[int, Tensor] = {}
-        self._producer: dict[int, tuple[Node, int]] = {}
+        self._producer: dict[int, Node] = {}  # output tensor id -> the node that made it
         self._next_id = 0
         self._used = False
         self._token = None
@@ -191,11 +84,15 @@ class Tape:
             self.watched[t.id] = t
 
     def _record(self, kernel, backend, inputs, outputs, attrs, extra, source):
+        backward = self._grad_of is not None  # a gradient op of this tape's own gradient()
         if extra is None:
             grad = _GRADIENTS.get(kernel)
-            style = "builtin" if grad is None or grad.builtin else "override"
+            if grad is None:
+                style, saved = "builtin", []
+            else:
+                style = "builtin" if grad.builtin else "override"
+                saved = [] if backward else _saved_by_config(grad, inputs, outputs)
             label = kernel
-            saved = _saved_by_config(grad, inputs, outputs) if grad is not None else []
         else:
             grad, style, label = extra["grad"], extra["style"], extra["label"]
             saved = [SavedValue(r, n, t) for r, n, t in (extra["saved"] or ())]
@@ -209,23 +106,23 @@ class Tape:
         scope = engine._SCOPE.get()
         if scope:
             node.scope = "/".join(scope)
-        if self._grad_of is not None:
+        if backward:
             node.grad_of = self._grad_of
             node.style = "gradient" if style == "builtin" else style
             self.backward_nodes.append(node)
             return node
         self.nodes.append(node)
-        for i, o in enumerate(outputs):
-            self._producer[o.id] = (node, i)
+        producer = self._producer
+        for o in outputs:
+            producer[o.id] = node
         for t in inputs.values():
-            if isinstance(t, Variable) and t.trainable:
+            if type(t) is not Tensor and isinstance(t, Variable) and t.trainable:
                 self.watched.setdefault(t.id, t)
         return node
 
     def producer(self, t: Tensor) -> Node | None:
         """The node that made ``t`` on this tape (None for inputs and constants)."""
-        hit = self._producer.get(t.id)
-        return hit[0] if hit else None
+        return self._producer.get(t.id)
 
     # --- reverse mode --------------------------------------------------------------------
     def gradient(self, target, sources, output_gradients=None, unconnected_gradients="none"):
@@ -289,14 +186,17 @@ class Tape:
 
 
 def _saved_by_config(grad: GradConfig, inputs, outputs) -> list[SavedValue]:
-    saved = []
     if grad.save_all_inputs:
-        saved.extend(SavedValue("input", k, t) for k, t in inputs.items())
-    else:
-        for k in grad.inputs_to_save:
-            saved.append(SavedValue("input", k, inputs[k]))
-    for i in grad.outputs_to_save:
-        saved.append(SavedValue("output", i, outputs[i]))
+        saved = [SavedValue("input", k, t) for k, t in inputs.items()]
+        saved += [SavedValue("output", i, outputs[i]) for i in grad.outputs_to_save]
+        return saved
+    saved = []
+    for is_input, key, readers in grad.save_plan:
+        role, t = ("input", inputs[key]) if is_input else ("output", outputs[key])
+        if readers is not None and all(type(inputs[r]) is _Constant for r in readers):
+            saved.append(SavedValue._unneeded(role, key, t))
+        else:
+            saved.append(SavedValue(role, key, t))
     return saved
 
 

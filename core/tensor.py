@@ -11,10 +11,11 @@ import threading
 
 import numpy as np
 
+from .operators import TensorOperators
+
 __all__ = ["Tensor", "Variable", "tensor", "variable", "DisposedError"]
 
 _ids = itertools.count(1)
-_ops = None  # the core.ops module, bound by core.ops at import (methods dispatch through it)
 _lock = threading.Lock()
 
 _SUPPORTED_KINDS = "fiub"  # float, signed int, unsigned int, bool
@@ -28,11 +29,26 @@ class DisposedError(RuntimeError):
     """A disposed tensor was used."""
 
 
+_OPEN_SCOPES = [0]  # tidy scopes open in any thread: Tensor() skips the lookup when 0
+
+
 def _scope_stack() -> list:
     stack = getattr(_SCOPES, "stack", None)
     if stack is None:
         stack = _SCOPES.stack = []
     return stack
+
+
+def _push_scope() -> None:
+    with _lock:
+        _OPEN_SCOPES[0] += 1
+    _scope_stack().append([])
+
+
+def _pop_scope() -> list:
+    with _lock:
+        _OPEN_SCOPES[0] -= 1
+    return _scope_stack().pop()
 
 
 def _check_dtype(arr: np.ndarray, where: str) -> np.ndarray:
@@ -72,23 +88,26 @@ def _to_array(data, dtype=None, where="tensor") -> np.ndarray:
     return _check_dtype(arr, where)
 
 
-class Tensor:
+class Tensor(TensorOperators):
     """An immutable n-dimensional value recorded by tapes.
 
     Build one with ``core.tensor(data)``; ops take and return tensors.
     """
 
-    __slots__ = ("_data", "id", "name", "__weakref__")
+    __slots__ = ("_data", "id", "name", "_meta", "__weakref__")
     __array_priority__ = 100  # numpy defers `ndarray op Tensor` to us
 
     def __init__(self, data, name: str | None = None):
+        if type(data) is not np.ndarray:  # numpy scalars, subclasses: a plain array
+            data = _check_dtype(np.asarray(data), "Tensor")
         self._data = data
         self.id = next(_ids)
         self.name = name
         _LIVE[self.id] = data.nbytes
-        stack = getattr(_SCOPES, "stack", None)
-        if stack:
-            stack[-1].append(self)
+        if _OPEN_SCOPES[0]:
+            stack = getattr(_SCOPES, "stack", None)
+            if stack:
+                stack[-1].append(self)
 
     def __del__(self):
         _LIVE.pop(self.id, None)
@@ -145,9 +164,21 @@ class Tensor:
         return self._data is None
 
     def dispose(self) -> None:
-        """Free the value now; later use raises ``DisposedError``."""
+        """Free the value now; later use raises ``DisposedError``.
+
+        The shape and dtype are remembered (``_meta``), so a tape that recorded the tensor
+        can still differentiate through it.
+        """
+        d = self._data
+        if d is not None:
+            self._meta = (d.shape, d.dtype)
         self._data = None
         _LIVE.pop(self.id, None)
+
+    def _shape_dtype(self) -> tuple:
+        """(shape, dtype), also after ``dispose`` (engine use)."""
+        d = self._data
+        return (d.shape, d.dtype) if d is not None else self._meta
 
     def _label(self) -> str:
         return f"{self.name!r} (id {self.id})" if self.name else f"id {self.id}"
@@ -190,104 +221,6 @@ class Tensor:
 
     __hash__ = object.__hash__
 
-    # --- operators (dispatch to core.ops) -----------------------------------------------
-    def __add__(self, o):
-        return _ops.add(self, o)
-
-    def __radd__(self, o):
-        return _ops.add(o, self)
-
-    def __sub__(self, o):
-        return _ops.sub(self, o)
-
-    def __rsub__(self, o):
-        return _ops.sub(o, self)
-
-    def __mul__(self, o):
-        return _ops.mul(self, o)
-
-    def __rmul__(self, o):
-        return _ops.mul(o, self)
-
-    def __truediv__(self, o):
-        return _ops.div(self, o)
-
-    def __rtruediv__(self, o):
-        return _ops.div(o, self)
-
-    def __pow__(self, o):
-        return _ops.pow(self, o)
-
-    def __rpow__(self, o):
-        return _ops.pow(o, self)
-
-    def __matmul__(self, o):
-        return _ops.matmul(self, o)
-
-    def __rmatmul__(self, o):
-        return _ops.matmul(o, self)
-
-    def __neg__(self):
-        return _ops.neg(self)
-
-    def __pos__(self):
-        return self
-
-    def __abs__(self):
-        return _ops.abs(self)
-
-    def __gt__(self, o):
-        return _ops.greater(self, o)
-
-    def __ge__(self, o):
-        return _ops.greater_equal(self, o)
-
-    def __lt__(self, o):
-        return _ops.less(self, o)
-
-    def __le__(self, o):
-        return _ops.less_equal(self, o)
-
-    def __eq__(self, o):  # elementwise, as numpy
-        return _ops.equal(self, o)
-
-    def __ne__(self, o):
-        return _ops.not_equal(self, o)
-
-    def __getitem__(self, key):
-        return _ops.getitem(self, key)
-
-    def __setitem__(self, key, value):
-        raise TypeError(
-            "tensors are immutable: use tv.where, tv.pad or a Variable's assign instead of "
-            "item assignment"
-        )
-
-    # --- method forms of ops -------------------------------------------------------------
-    @property
-    def T(self):
-        return _ops.transpose(self)
-
-    def __getattr__(self, attr):
-        method = _METHODS.get(attr)
-        if method is None:
-            raise AttributeError(f"'Tensor' object has no attribute {attr!r}")
-        fn = getattr(_ops, method)
-        return lambda *a, **k: fn(self, *a, **k)
-
-
-# Tensor methods that are ops with the tensor first: x.exp(), x.sum(axis=0), …
-_METHODS = {
-    name: name
-    for name in (
-        "exp log log1p sqrt rsqrt square reciprocal sin cos tan tanh sigmoid relu abs sign "
-        "neg sum mean max min prod logsumexp softmax log_softmax reshape transpose "
-        "expand_dims squeeze broadcast_to tile pad clip cast matmul flatten var std "
-        "argmax argmin gather"
-    ).split()
-}
-_METHODS["astype"] = "cast"
-
 
 class Variable(Tensor):
     """A mutable tensor: ``assign`` replaces its value. Trainable ones are watched by tapes.
@@ -321,6 +254,13 @@ class Variable(Tensor):
 
     def dispose(self) -> None:
         super().dispose()
+
+
+class _Constant(Tensor):
+    """A Python number an op turned into a tensor (``x * 0.5``). The user never holds it, so
+    it is never a source: values saved only for its gradient are not kept (tape.py)."""
+
+    __slots__ = ()
 
 
 def tensor(data, dtype=None, name: str | None = None) -> Tensor:

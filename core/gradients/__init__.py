@@ -10,5 +10,12 @@ FAMILIES = (elementwise, reduce, linalg, shape, nn)
 
 def register() -> None:
     for family in FAMILIES:
-        for name, fn, inputs_to_save, outputs_to_save in family.GRADIENTS:
-            register_gradient(name, fn, inputs_to_save, outputs_to_save, _builtin=True)
+        for name, fn, inputs_to_save, outputs_to_save, *needed_by in family.GRADIENTS:
+            register_gradient(
+                name,
+                fn,
+                inputs_to_save,
+                outputs_to_save,
+                needed_by=needed_by[0] if needed_by else None,
+                _builtin=True,
+            )

@@ -1,6 +1,6 @@
 """Gradients of elementwise kernels, written with ops (so they differentiate again).
 
-Each entry: (kernel, grad_fn, inputs_to_save, outputs_to_save). ``dy`` flows in; the engine
+Each entry: (kernel, grad_fn, inputs_to_save, outputs_to_save[, needed_by]). ``dy`` flows in; the engine
 reduces broadcast gradients back to the input's shape.
 """
 
@@ -261,9 +261,9 @@ GRADIENTS = [
     (K.STOP_GRADIENT, _stop_gradient, (), ()),
     (K.ADD, _add, (), ()),
     (K.SUB, _sub, (), ()),
-    (K.MUL, _mul, ("a", "b"), ()),
-    (K.DIV, _div, ("a", "b"), ()),
-    (K.POW, _pow, ("a", "b"), (0,)),
+    (K.MUL, _mul, ("a", "b"), (), {"a": ("b",), "b": ("a",)}),
+    (K.DIV, _div, ("a", "b"), (), {"a": ("b",), "b": ("a", "b")}),
+    (K.POW, _pow, ("a", "b"), (0,), {"a": ("a", "b"), "b": ("a",), 0: ("b",)}),
     (K.MAXIMUM, _maximum, ("a", "b"), ()),
     (K.MINIMUM, _minimum, ("a", "b"), ()),
     (K.SELECT, _select, ("condition",), ()),

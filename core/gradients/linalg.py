@@ -18,4 +18,4 @@ def _matmul(dy, saved, attrs):
     return {"a": lambda: o.matmul(dy, _swap(b)), "b": lambda: o.matmul(_swap(a), dy)}
 
 
-GRADIENTS = [(K.MATMUL, _matmul, ("a", "b"), ())]
+GRADIENTS = [(K.MATMUL, _matmul, ("a", "b"), (), {"a": ("b",), "b": ("a",)})]

@@ -1,9 +1,14 @@
 """Gradients of conv2d and pooling. The backprop kernels are linear, so their gradients are
-convolutions again (second order works for conv2d and avg_pool2d)."""
+convolutions again; max_pool's is a gather at each window's maximum (second order works
+for all three)."""
 
 from __future__ import annotations
 
+import numpy as np
+from numpy.lib.stride_tricks import sliding_window_view
+
 from .. import kernel_names as K
+from .. import ops as o
 from ..engine import run_kernel
 
 
@@ -69,6 +74,34 @@ def _avg_pool(dy, saved, attrs):
     return {"x": lambda: run_kernel(K.AVG_POOL_GRAD, {"dy": dy}, a)}
 
 
+def _window_argmax(x, attrs):
+    """Index arrays (n, row, col, c) into the padded input of each window's first maximum."""
+    kh, kw = attrs["ksize"]
+    sh, sw = attrs["strides"]
+    (t, b), (lft, r) = attrs["pads"]
+    xp = np.pad(x, ((0, 0), (t, b), (lft, r), (0, 0)), constant_values=-np.inf)
+    win = sliding_window_view(xp, (kh, kw), axis=(1, 2))[:, ::sh, ::sw]
+    n, oh, ow, c = win.shape[:4]
+    p, q = np.divmod(win.reshape(n, oh, ow, c, kh * kw).argmax(axis=-1), kw)
+    rows = np.arange(oh)[None, :, None, None] * sh + p
+    cols = np.arange(ow)[None, None, :, None] * sw + q
+    nn_ = np.broadcast_to(np.arange(n)[:, None, None, None], p.shape)
+    cc = np.broadcast_to(np.arange(c)[None, None, None, :], p.shape)
+    return nn_, rows, cols, cc
+
+
+# max_pool_grad(x, dy) is linear in dy: d/d(dy) picks g at each window's maximum; d/dx = 0
+def _max_pool_grad(g, saved, attrs):
+    (x,) = saved
+
+    def ddy():
+        (t, b), (lft, r) = attrs["pads"]
+        gp = o.pad(g, ((0, 0), (t, b), (lft, r), (0, 0)))
+        return o.getitem(gp, _window_argmax(x.numpy(), attrs))
+
+    return {"dy": ddy}
+
+
 def _avg_pool_grad(g, saved, attrs):  # linear; its adjoint is the average pool itself
     return {"dy": lambda: run_kernel(K.AVG_POOL, {"x": g}, _pool_attrs(attrs))}
 
@@ -78,6 +111,7 @@ GRADIENTS = [
     (K.CONV2D_BACKPROP_INPUT, _conv2d_backprop_input, ("dy", "filter"), ()),
     (K.CONV2D_BACKPROP_FILTER, _conv2d_backprop_filter, ("x", "dy"), ()),
     (K.MAX_POOL, _max_pool, ("x",), ()),
+    (K.MAX_POOL_GRAD, _max_pool_grad, ("x",), ()),
     (K.AVG_POOL, _avg_pool, ("x",), ()),
     (K.AVG_POOL_GRAD, _avg_pool_grad, (), ()),
 ]

@@ -4,7 +4,7 @@
 
 from __future__ import annotations
 
-from .. import tensor as _tensor_module
+from .. import operators as _operators_module
 from .creation import (
     arange,
     fill,
@@ -102,4 +102,4 @@ __all__ = [n for n in dir() if not n.startswith("_")]
 
 import sys as _sys  # noqa: E402
 
-_tensor_module._ops = _sys.modules[__name__]
+_operators_module._ops = _sys.modules[__name__]

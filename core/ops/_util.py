@@ -6,13 +6,15 @@ import numbers
 
 import numpy as np
 
-from ..tensor import Tensor, _to_array
+from ..tensor import Tensor, _Constant, _to_array
 
 
 def as_tensor(x, op: str, like: Tensor | None = None) -> Tensor:
     """A Tensor from ``x``; a Python number takes ``like``'s dtype (weak typing, as JAX)."""
     if isinstance(x, Tensor):
         return x
+    if like is not None and type(x) in _PY_NUMBERS:
+        return _Constant(np.array(x, _weak_dtype(x, like.dtype)))
     if (
         like is not None
         and isinstance(x, (numbers.Number, np.bool_))
@@ -22,44 +24,68 @@ def as_tensor(x, op: str, like: Tensor | None = None) -> Tensor:
     return Tensor(_to_array(x, where=op))
 
 
+_PY_NUMBERS = (float, int, bool)
+
+
 def _weak_dtype(x, dtype):
+    """A Python number keeps the tensor's dtype; a float with an int tensor gives float32."""
     if isinstance(x, bool) or dtype.kind == "f":
         return dtype
     if isinstance(x, float):
-        return np.float32
-    return dtype
+        return np.dtype(np.float32)
+    return dtype if dtype.kind in "iu" else np.dtype(np.int32)
 
 
 def binary_args(a, b, op: str) -> tuple[Tensor, Tensor]:
-    """Both as tensors of one dtype (numpy promotion), shapes broadcast-compatible."""
+    """Both as tensors of one dtype (numpy promotion), shapes broadcast-compatible.
+
+    A Python number is weakly typed: ``int32 tensor * 0.5`` is float32, not float64.
+    """
+    weak = False
     if isinstance(a, Tensor):
-        b = as_tensor(b, op, a)
+        if not isinstance(b, Tensor):
+            b, weak = as_tensor(b, op, a), type(b) in _PY_NUMBERS
     elif isinstance(b, Tensor):
-        a = as_tensor(a, op, b)
+        a, weak = as_tensor(a, op, b), type(a) in _PY_NUMBERS
     else:
         a, b = as_tensor(a, op), as_tensor(b, op)
-    da, db = a.dtype, b.dtype
+    if a._data is None or b._data is None:
+        a.data, b.data  # noqa: B018 - raises DisposedError naming the tensor
+    da, db = a._data.dtype, b._data.dtype
     if da != db:
         from .elementwise import cast
 
         common = np.result_type(da, db)
+        if weak and common.kind == "f":  # the number was a float, the tensor int or bool
+            common = np.dtype(np.float32)
         a = a if da == common else cast(a, common)
         b = b if db == common else cast(b, common)
-    broadcast_shape(a.shape, b.shape, op)
+    sa, sb = a._data.shape, b._data.shape
+    if sa != sb:
+        broadcast_shape(sa, sb, op)
     return a, b
 
 
 def broadcast_shape(sa, sb, op: str) -> tuple[int, ...]:
     """numpy's broadcast of two shapes, or a ValueError naming the op."""
-    if sa == sb:
+    if sa == sb or not sb:
         return sa
-    try:
-        return np.broadcast_shapes(sa, sb)
-    except ValueError:
-        raise ValueError(
-            f"{op}: shapes {sa} and {sb} cannot be broadcast together (numpy rules: trailing "
-            "dimensions must match or be 1)"
-        ) from None
+    if not sa:
+        return sb
+    long, short = (sa, sb) if len(sa) >= len(sb) else (sb, sa)
+    n = len(long) - len(short)
+    out = list(long)
+    for i, d in enumerate(short):
+        e = out[n + i]
+        if d != e:
+            if e == 1:
+                out[n + i] = d
+            elif d != 1:
+                raise ValueError(
+                    f"{op}: shapes {sa} and {sb} cannot be broadcast together (numpy rules: "
+                    "trailing dimensions must match or be 1)"
+                )
+    return tuple(out)
 
 
 def require_float(x: Tensor, op: str) -> None:

@@ -7,7 +7,7 @@ import numpy as np
 from .. import kernel_names as K
 from ..engine import run_kernel
 from ..tensor import Tensor
-from ._util import as_tensor, binary_args, require_float
+from ._util import as_tensor, binary_args, broadcast_shape, require_float
 
 
 def _unary(kernel: str, op: str, float_only: bool = True):
@@ -131,9 +131,7 @@ def where(condition, a, b) -> Tensor:
     condition = as_tensor(condition, "where")
     if condition.dtype != np.bool_:
         raise TypeError(f"where: condition must be bool, got {condition.dtype}")
-    from ._util import broadcast_shape
-
-    broadcast_shape(condition.shape, np.broadcast_shapes(a.shape, b.shape), "where")
+    broadcast_shape(condition.shape, broadcast_shape(a.shape, b.shape, "where"), "where")
     return run_kernel(K.SELECT, {"condition": condition, "a": a, "b": b})
 
 

@@ -1,0 +1,333 @@
+"""``audit(tape)``: check every recorded node's gradient numerically, on its recorded inputs.
+
+One wrong custom gradient among a hundred ordinary ops shows up as one named node: its id (so
+tapeviz can paint it red), kernel, label, the user code line that made it, and its
+``GradCheckReport``.
+
+Contract for nodes made by ``core.engine.record_node`` (custom gradients): the audit re-runs
+the forward of a node through its kernel (``run_kernel``'s registry entry). A custom node has
+no kernel, so it is audited when ``node.info`` is a dict with the key ``"forward"``: a callable
+taking the node's input tensors (in ``node.inputs`` order) and returning its output tensor(s).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from . import engine
+from .backward import GradientError, _check_grad
+from .gradcheck import _DEFAULTS, GradCheckReport
+from .gradcheck_runner import run_checks
+from .gradreport import FAILURE_CLASSES
+from .registry import _KERNELS
+from .tensor import Tensor
+
+__all__ = ["audit", "AuditReport", "NodeAudit"]
+
+
+class NodeProblem:
+    """One node as a check problem: its kernel (or ``info["forward"]``) is the forward, its
+    recorded gradient config (``node.grad``) the analytic side. Kernel nodes are re-run in
+    float64, saved values recomputed. Other nodes keep their recorded saved values (analytic
+    side in the recorded dtype); their forward runs in float64 when it keeps float64."""
+
+    def __init__(self, node):
+        self.node, self.nodes, self.unconnected = node, [node], set()
+        self.names = list(node.inputs)
+        tensors = [node.inputs[k] for k in self.names]
+        self.kernel = _KERNELS.get((node.kernel, node.backend))
+        custom = node.style not in ("builtin", "override")
+        has_dtype_attr = any(isinstance(v, (np.dtype, type)) for v in node.attrs.values())
+        mem = any(s.role == "memory" for s in node.saved)
+        self.exact = self.kernel is not None and not custom and not has_dtype_attr and not mem
+        self.dtypes = [t.dtype for t in tensors]
+        self.args = [
+            t.numpy().astype(np.float64) if self.exact and t.dtype.kind == "f" else t.numpy()
+            for t in tensors
+        ]
+        self.diff = [k for k, t in enumerate(tensors) if t.dtype.kind == "f"]
+        self.num64 = self.exact or self._keeps_float64()
+        if self.num64:
+            self.args = [a.astype(np.float64) if a.dtype.kind == "f" else a for a in self.args]
+        outs = self._forward(self.args)
+        self.out_shapes = [o.shape for o in outs]
+        self.out_dtypes = [o.dtype for o in (outs if self.exact else node.outputs)]
+        self.outs, self.y = outs, _flat(outs)
+
+    def _keeps_float64(self) -> bool:
+        args = [a.astype(np.float64) if a.dtype.kind == "f" else a for a in self.args]
+        try:
+            outs = self._forward(args, cast=False)
+        except Exception:  # the forward insists on its recorded dtype
+            return False
+        return all(o.dtype == np.float64 for o in outs if o.dtype.kind == "f")
+
+    def _forward(self, args, cast=True) -> list:
+        if cast and not self.num64:
+            args = [np.asarray(a).astype(d) for a, d in zip(args, self.dtypes)]
+        if self.kernel is not None and self.node.style in ("builtin", "override"):
+            out = self.kernel.fn(dict(zip(self.names, args)), self.node.attrs)
+        else:
+            with engine.no_grad():
+                out = self.node.info["forward"](*[Tensor(np.asarray(a)) for a in args])
+        out = out if isinstance(out, (tuple, list)) else (out,)
+        return [np.asarray(o.numpy() if isinstance(o, Tensor) else o) for o in out]
+
+    def call(self, args) -> np.ndarray:
+        return _flat(self._forward(args))
+
+    def _saved(self):
+        if not self.exact:
+            return tuple(s.tensor for s in self.node.saved)
+        saved = []
+        for s in self.node.saved:
+            src = self.args[self.names.index(s.name)] if s.role == "input" else self.outs[s.name]
+            saved.append(Tensor(np.asarray(src)))
+        return tuple(saved)
+
+    def vjp(self, dy) -> list:
+        node, pieces, start = self.node, [], 0
+        for shape, dtype in zip(self.out_shapes, self.out_dtypes):
+            size = int(np.prod(shape))
+            pieces.append(Tensor(dy.reshape(-1)[start : start + size].reshape(shape).astype(dtype)))
+            start += size
+        with engine.no_grad():
+            thunks = node.grad.grad_fn(pieces[0] if len(pieces) == 1 else tuple(pieces),
+                                       self._saved(), node.attrs)  # fmt: skip
+            if not isinstance(thunks, dict):
+                raise GradientError(f"gradient of {node.label!r} (node {node.id}) must return a "
+                                    f"dict, got {type(thunks).__name__}")  # fmt: skip
+            out = []
+            for k in self.diff:
+                x = Tensor(np.asarray(self.args[k]).astype(self._dtype(k)))
+                thunk = thunks.get(self.names[k])
+                if thunk is None:
+                    self.unconnected.add(len(out))
+                    out.append(np.zeros(x.shape))
+                    continue
+                g = _check_grad(
+                    node, self.names[k], x, thunk() if callable(thunk) else thunk, _ops()
+                )
+                out.append(g.numpy().astype(np.float64))
+        return out
+
+    def _dtype(self, k):
+        return np.float64 if self.exact else self.dtypes[k]
+
+    def batched(self, k, X):
+        from .batched_replay import replay
+
+        t = self.node.inputs[self.names[self.diff[k]]]
+        values = {self.node.inputs[n].id: a for n, a in zip(self.names, self.args)}
+        if not self.num64:
+            X = X.astype(self.dtypes[self.diff[k]])
+        env = replay(self.nodes, {t.id: X}, values, size=len(X))
+        outs = [env[o.id].reshape(len(X), -1) for o in self.node.outputs]
+        return np.concatenate(outs, axis=1).astype(np.float64).reshape((len(X),) + self.y.shape), (
+            "batched replay"
+        )
+
+
+def _ops():
+    from . import ops
+
+    return ops
+
+
+def _flat(outs) -> np.ndarray:
+    if len(outs) == 1:
+        return np.asarray(outs[0], dtype=np.float64)
+    return np.concatenate([np.asarray(o, dtype=np.float64).reshape(-1) for o in outs])
+
+
+@dataclass
+class NodeAudit:
+    """The audit of one node: ``node_id``, ``kernel``, ``label``, ``style``, ``scope``,
+    ``source`` (file, line, function) and its ``report`` (a ``GradCheckReport``)."""
+
+    node_id: int
+    kernel: str
+    label: str
+    style: str
+    scope: str
+    source: tuple | None
+    report: GradCheckReport
+
+    @property
+    def passed(self) -> bool:
+        return self.report.passed
+
+    @property
+    def failure(self) -> str | None:
+        return self.report.failure
+
+    def line(self) -> str:
+        where = f" at {self.source[0]}:{self.source[1]}" if self.source else ""
+        status = "ok" if self.passed else f"WRONG: {self.failure}"
+        return f"node {self.node_id} {self.label} [{self.kernel}, {self.style}]{where}: {status}"
+
+
+@dataclass
+class AuditReport:
+    """What ``audit`` found. ``nodes``: a ``NodeAudit`` per checked node; ``skipped``:
+    ``{"node_id", "kernel", "reason"}`` per node that could not be checked."""
+
+    nodes: list = field(default_factory=list)
+    skipped: list = field(default_factory=list)
+
+    @property
+    def failures(self) -> list:
+        """The ``NodeAudit`` of every node whose gradient is wrong."""
+        return [n for n in self.nodes if not n.passed]
+
+    @property
+    def failed_node_ids(self) -> list[int]:
+        return [n.node_id for n in self.failures]
+
+    @property
+    def passed(self) -> bool:
+        return not self.failures
+
+    def __getitem__(self, node_id: int) -> NodeAudit:
+        for n in self.nodes:
+            if n.node_id == node_id:
+                return n
+        raise KeyError(f"AuditReport: node {node_id} was not audited")
+
+    def summary(self) -> str:
+        head = (f"audit: {len(self.nodes)} nodes checked, {len(self.failures)} wrong, "
+                f"{len(self.skipped)} skipped")  # fmt: skip
+        lines = [head] + [f"  {n.line()}" for n in self.failures]
+        lines += [
+            f"    {line}" for n in self.failures for line in n.report.summary().split("\n")[1:]
+        ]
+        return "\n".join(lines)
+
+    __str__ = summary
+
+    def to_dict(self) -> dict:
+        """Plain data: per node id, kernel, label, passed, failure (class and words)."""
+        return {
+            "passed": self.passed,
+            "failed_node_ids": self.failed_node_ids,
+            "nodes": [
+                {
+                    "node_id": n.node_id,
+                    "kernel": n.kernel,
+                    "label": n.label,
+                    "style": n.style,
+                    "passed": n.passed,
+                    "failure": n.failure,
+                    "failure_words": FAILURE_CLASSES.get(n.failure, ""),
+                }  # fmt: skip
+                for n in self.nodes
+            ],
+            "skipped": list(self.skipped),
+        }
+
+    def _repr_html_(self) -> str:
+        import html
+
+        rows = "".join(
+            f"<tr><td>{n.node_id}</td><td>{html.escape(n.label)}</td><td>{n.kernel}</td>"
+            f"<td><b style='color:#D55E00'>FAIL</b></td><td>{html.escape(n.failure or '')}</td>"
+            "</tr>"
+            for n in self.failures
+        )
+        badge = "PASS" if self.passed else "FAIL"
+        return (f"<div><b>{badge}</b> audit: {len(self.nodes)} nodes checked, "
+                f"{len(self.failures)} wrong<table>{rows}</table></div>")  # fmt: skip
+
+
+def _skip_reason(node) -> str | None:
+    if node.grad is None:
+        return "not differentiable (no gradient)"
+    if any(t._data is None for t in node.inputs.values()):
+        return "an input was disposed"
+    if not any(t.dtype.kind == "f" for t in node.inputs.values()):
+        return "no floating input"
+    custom = node.style not in ("builtin", "override")
+    if custom and not (isinstance(node.info, dict) and "forward" in node.info):
+        return "custom node without node.info['forward'] (no way to re-run its forward)"
+    if not custom and (node.kernel, node.backend) not in _KERNELS:
+        return f"kernel {node.kernel!r} is no longer registered for {node.backend!r}"
+    return None
+
+
+def audit(tape, mode="fast", eps=None, atol=None, rtol=None, seed=0, max_full=4096):
+    """Check the gradient of every node of ``tape`` numerically on its recorded inputs.
+
+    Each node's forward is re-run (its kernel, or ``node.info["forward"]``) around the
+    recorded inputs, and its recorded gradient (``node.grad``, so an override in force when
+    it was recorded) is compared with central differences, as ``check_grads`` does.
+
+    Args:
+        tape: a ``Tape`` whose saved values are still held: ``Tape(persistent=True)``, or
+            any tape before ``gradient()`` (which releases a non-persistent tape's values).
+        mode: "fast" (random projections, the full Jacobian only for failing nodes) or "full".
+        eps, atol, rtol: as ``check_grads`` (defaults by dtype).
+        seed: seed of the random directions.
+        max_full: inputs larger than this are not expanded into a full Jacobian.
+
+    Returns:
+        An ``AuditReport``; ``report.failures`` lists the nodes whose gradient is wrong.
+
+    Example:
+        >>> import core
+        >>> x = core.tensor([0.5, 1.5])
+        >>> with core.Tape(persistent=True) as tape:
+        ...     tape.watch(x)
+        ...     y = core.sum(core.tanh(x) * x)
+        >>> core.audit(tape).passed
+        True
+    """
+    released = [n.id for n in tape.nodes if any(s.released for s in n.saved)]
+    if released:
+        raise ValueError(
+            f"audit: the saved values of {len(released)} nodes (first: node {released[0]}) "
+            "were released by tape.gradient(); record with Tape(persistent=True), or audit "
+            "before calling gradient()"
+        )
+    result, rng = AuditReport(), np.random.default_rng(seed)
+    saved_source, engine.settings.record_source = engine.settings.record_source, False
+    try:
+        for node in tape.nodes:
+            reason = _skip_reason(node)
+            if reason is None:
+                reason = _audit_node(node, result, mode, eps, atol, rtol, rng, max_full)
+            if reason is not None:
+                result.skipped.append({"node_id": node.id, "kernel": node.kernel, "reason": reason})
+    finally:
+        engine.settings.record_source = saved_source
+    return result
+
+
+def _audit_node(node, result, mode, eps, atol, rtol, rng, max_full):
+    try:
+        p = NodeProblem(node)
+    except Exception as e:  # the recorded forward cannot be re-run here
+        return f"forward could not be re-run: {type(e).__name__}: {e}"
+    relative = False
+    if p.exact or all(d != np.float32 for d in p.out_dtypes):
+        d_eps, d_atol, d_rtol = _DEFAULTS["float64"]
+    elif p.num64:
+        relative = atol is None  # float32 analytic side against float64 finite differences
+        d_eps, d_atol, d_rtol = 1e-6, 1e-3, 1e-3  # atol: relative to the largest value
+    else:
+        d_eps, d_atol, d_rtol = _DEFAULTS["float32"]
+    eps, atol, rtol = eps or d_eps, atol or d_atol, rtol or d_rtol
+    report = GradCheckReport(f"node {node.id} ({node.label})", 1, mode, eps, atol, rtol)
+    try:
+        run_checks(p, report, mode=mode, eps=eps, atol=atol, rtol=rtol, forward=False, rng=rng,
+                   label=lambda k: f"input {p.names[k]!r}", max_full=max_full,
+                   atol_relative=relative)  # fmt: skip
+    except Exception as e:  # a gradient function that crashes is a finding, not a skip
+        report.errors.append({"failure": "invalid gradient", "node_id": node.id,
+                              "message": f"{type(e).__name__}: {e}"})  # fmt: skip
+    for c in report.checks:
+        c.arg = p.names[c.arg] if isinstance(c.arg, int) else c.arg
+    result.nodes.append(NodeAudit(node.id, node.kernel, node.label, node.style, node.scope,
+                                  node.source, report))  # fmt: skip
+    return None

@@ -1,0 +1,103 @@
+"""The backend registry: ``name -> Backend`` made lazily by a factory; the highest-priority
+backend is active until ``set_backend``; ``with backend(name):`` scopes one to a context.
+
+Kernels per backend live in core/registry.py (``unregister_backend`` removes both).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+__all__ = [
+    "Backend",
+    "register_backend",
+    "set_backend",
+    "get_backend",
+    "list_backends",
+    "backend",
+    "backend_info",
+]
+
+
+@dataclass
+class Backend:
+    """A backend: a name, a priority and whatever state its kernels need."""
+
+    name: str
+    priority: int = 0
+    info: dict = field(default_factory=dict)
+
+
+_BACKEND_FACTORIES: dict[str, tuple[Callable[[], Backend], int]] = {}
+_BACKENDS: dict[str, Backend] = {}
+_GLOBAL_BACKEND: list[str | None] = [None]
+_SCOPED_BACKEND: contextvars.ContextVar[str | None] = contextvars.ContextVar(
+    "tapeviz_backend", default=None
+)
+
+
+def register_backend(name: str, factory: Callable[[], Backend] | None = None, priority: int = 0):
+    """Register a backend. ``factory()`` makes its ``Backend`` lazily, on first use.
+
+    The registered backend with the highest priority is active until ``set_backend``.
+    """
+    if not isinstance(name, str) or not name:
+        raise TypeError(f"register_backend: name must be a non-empty str, got {name!r}")
+    factory = factory or (lambda: Backend(name, priority))
+    _BACKEND_FACTORIES[name] = (factory, int(priority))
+    _BACKENDS.pop(name, None)
+
+
+def _instance(name: str) -> Backend:
+    if name not in _BACKENDS:
+        if name not in _BACKEND_FACTORIES:
+            raise ValueError(
+                f"backend {name!r} is not registered (registered: {', '.join(list_backends())})"
+            )
+        backend_obj = _BACKEND_FACTORIES[name][0]()
+        if not isinstance(backend_obj, Backend):
+            backend_obj = Backend(name, _BACKEND_FACTORIES[name][1], {"object": backend_obj})
+        _BACKENDS[name] = backend_obj
+    return _BACKENDS[name]
+
+
+def set_backend(name: str) -> None:
+    """Make ``name`` the active backend for every thread (a ``ValueError`` if unknown)."""
+    _instance(name)
+    _GLOBAL_BACKEND[0] = name
+
+
+def get_backend() -> str:
+    """The name of the active backend."""
+    scoped = _SCOPED_BACKEND.get()
+    if scoped is not None:
+        return scoped
+    if _GLOBAL_BACKEND[0] is None:
+        if not _BACKEND_FACTORIES:
+            raise RuntimeError("no backend is registered")
+        _GLOBAL_BACKEND[0] = max(_BACKEND_FACTORIES, key=lambda n: _BACKEND_FACTORIES[n][1])
+    return _GLOBAL_BACKEND[0]
+
+
+def backend_info(name: str | None = None) -> Backend:
+    """The ``Backend`` object of ``name`` (the active one by default)."""
+    return _instance(name or get_backend())
+
+
+def list_backends() -> list[str]:
+    """Registered backend names, highest priority first."""
+    return sorted(_BACKEND_FACTORIES, key=lambda n: -_BACKEND_FACTORIES[n][1])
+
+
+@contextlib.contextmanager
+def backend(name: str):
+    """Run the block on backend ``name`` (this thread/context only)."""
+    _instance(name)
+    token = _SCOPED_BACKEND.set(name)
+    try:
+        yield name
+    finally:
+        _SCOPED_BACKEND.reset(token)

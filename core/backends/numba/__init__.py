@@ -1,0 +1,152 @@
+"""The numba backend: compiled kernels where they beat numpy, visible delegation elsewhere.
+
+Registered as ``"numba"`` with priority 0 (numpy, priority 1, stays the default). Every
+kernel the numpy backend has exists here: compiled (``elementwise``, ``reduce``, ``nn``
+families, pure ``@njit`` code in ``_impl_*.py``) or delegated to numpy's kernel with
+``delegates_to="numpy"`` and a stated reason (``delegated_kernels()``).
+
+Nothing compiles at import: numba compiles a kernel (or loads it from its disk cache,
+``cache=True``) the first time it runs on a dtype. ``compile_report()`` says how long that
+took, apart from run time.
+
+Example:
+    >>> import core
+    >>> from core.backends import numba as nb
+    >>> with core.backend("numba"):
+    ...     y = core.sum(core.ones((300, 300)), axis=0)
+    >>> float(y.numpy()[0])
+    300.0
+    >>> "Tanh" in nb.delegated_kernels()
+    True
+"""
+
+from __future__ import annotations
+
+from ...registry import Backend, get_kernel, kernels_for_backend, register_backend, register_kernel
+from . import _impl_elementwise, _impl_nn, _impl_reduce, elementwise, nn, reduce
+from ._runtime import CompileReport, report, settings
+
+__all__ = [
+    "NAME",
+    "register",
+    "compile_report",
+    "delegated_kernels",
+    "use_compiled_elementwise",
+    "settings",
+]
+
+NAME = "numba"
+FAMILIES = (elementwise, reduce, nn)
+_NO_KERNEL = "no compiled kernel: numpy's kernel runs"
+_SHAPE_REASON = "moves or views memory: numpy's kernel is already a single copy or a view"
+
+# families without a compiled kernel: every kernel of theirs runs numpy's, for this reason
+DELEGATED_FAMILIES = {
+    "linalg": "matmul is BLAS in numpy already (numba's np.dot calls the same BLAS)",
+    "shape": _SHAPE_REASON,
+}
+
+_DELEGATIONS: dict[str, str] = {}
+
+
+def _factory() -> Backend:
+    _sync_delegations()  # kernels registered on numpy after import get delegated too
+    return Backend(NAME, priority=0, info={"delegated": dict(_DELEGATIONS)})
+
+
+def register() -> None:
+    """Register the backend, its compiled kernels, and a delegation for every other kernel
+    the numpy backend has."""
+    register_backend(NAME, _factory, priority=0)
+    for family in FAMILIES:
+        for kernel_name, fn in family.KERNELS.items():
+            register_kernel(kernel_name, NAME, fn)
+    _sync_delegations()
+
+
+def _reason(kernel_name: str, numpy_fn) -> str:
+    for family in FAMILIES:
+        if kernel_name in family.DELEGATED:
+            return family.DELEGATED[kernel_name]
+    module = getattr(numpy_fn, "__module__", "") or ""
+    family = module.rsplit(".", 1)[-1]
+    return DELEGATED_FAMILIES.get(family, _NO_KERNEL)
+
+
+def _sync_delegations() -> None:
+    mine = {c.kernel_name for c in kernels_for_backend(NAME)}
+    for config in kernels_for_backend("numpy"):
+        name = config.kernel_name
+        if name in mine and name not in _DELEGATIONS:
+            continue
+        register_kernel(name, NAME, config.fn, delegates_to="numpy")
+        _DELEGATIONS[name] = _reason(name, config.fn)
+
+
+def use_compiled_elementwise(on: bool = True) -> None:
+    """Register the compiled elementwise kernels (``on``) or delegate them to numpy again.
+
+    They lose to numpy on one or two cores (see ``elementwise``); on many cores with
+    ``settings.num_threads`` > 1 they can win on large arrays.
+
+    Example:
+        >>> import core
+        >>> from core.backends import numba as nb
+        >>> nb.use_compiled_elementwise()
+        >>> core.get_kernel("Add", "numba").delegates_to is None
+        True
+        >>> nb.use_compiled_elementwise(False)
+        >>> core.get_kernel("Add", "numba").delegates_to
+        'numpy'
+    """
+    for name, fn in elementwise.COMPILED.items():
+        if on:
+            register_kernel(name, NAME, fn)
+            _DELEGATIONS.pop(name, None)
+        else:
+            numpy_fn = get_kernel(name, "numpy").fn
+            register_kernel(name, NAME, numpy_fn, delegates_to="numpy")
+            _DELEGATIONS[name] = elementwise.DELEGATED[name]
+
+
+def delegated_kernels() -> dict[str, str]:
+    """``{kernel name: reason}`` for every kernel that runs numpy's code on this backend.
+
+    Example:
+        >>> from core.backends import numba as nb
+        >>> nb.delegated_kernels()["BatchMatMul"]
+        "matmul is BLAS in numpy already (numba's np.dot calls the same BLAS)"
+    """
+    _sync_delegations()
+    return {
+        c.kernel_name: _DELEGATIONS.get(c.kernel_name, _NO_KERNEL)
+        for c in kernels_for_backend(NAME)
+        if c.delegates_to == "numpy"
+    }
+
+
+def dispatchers() -> list:
+    """Every numba-compiled function of the backend (empty ``.signatures`` until first use)."""
+    out = []
+    for module in (_impl_elementwise, _impl_reduce, _impl_nn):
+        for value in vars(module).values():
+            if hasattr(value, "signatures") and hasattr(value, "py_func"):
+                if not value.py_func.__name__.startswith("_"):  # inlined helpers
+                    out.append(value)
+    return out
+
+
+def compile_report() -> CompileReport:
+    """Compile time of the backend's kernels in this process, apart from their run time.
+
+    Returns:
+        A ``CompileReport``: per compiled function its signatures, seconds spent compiling
+        and disk-cache hits.
+
+    Example:
+        >>> from core.backends import numba as nb
+        >>> report = nb.compile_report()
+        >>> report.total_compile_s >= 0 and "reduce_rows" in str(report)
+        True
+    """
+    return report(dispatchers())

@@ -1,0 +1,357 @@
+"""Wolfram's ``CompiledLayer``: a layer from a function numba compiles, one array in and out.
+
+How a layer applies ``func`` (``input_rank`` is the rank of one example):
+
+* ``input_rank=None``: ``func`` gets the whole input, whatever its rank.
+* per-example function (``batch=False``): an input of rank ``input_rank`` is one example,
+  ``func(x)``; an input of rank ``input_rank + 1`` is a batch and ``func`` is mapped over its
+  examples by a compiled parallel loop.
+* batch-level function (``batch=True``, or a numba signature declaring rank
+  ``input_rank + 1``, Wolfram's rule): ``func`` gets the whole batch, so examples can
+  interact; a single example is run as a batch of one. ``func`` must keep the batch size.
+
+The output shape is inferred by running ``func`` on a test input of the input's shape; an
+output of another shape later (a shape that depends on values) is an error. The output has
+the input's float type. Bounds: numba runs unchecked by default (fast; an out-of-range index
+is undefined behaviour, as in Wolfram); ``boundscheck=True``, or ``core.settings.boundscheck``
+when ``boundscheck=None``, raises an ``IndexError`` naming the layer (slower).
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+
+import numpy as np
+
+from .. import engine
+from ..backward import GradientError
+from ..ops._util import as_tensor
+from ..registry import GradConfig
+from ..tape import Tape
+from ..tensor import Tensor
+
+__all__ = ["CompiledLayer", "AutoDiffError"]
+
+KERNEL = "CompiledLayer"
+
+
+class AutoDiffError(TypeError):
+    """A function cannot be differentiated automatically; the message names the construct."""
+
+
+def _runtime():
+    """The numba side (numba is optional for core: only a CompiledLayer needs it)."""
+    try:
+        from ..backends.numba import _layer_runtime
+    except ImportError as e:  # pragma: no cover - depends on the environment
+        raise ImportError(
+            "CompiledLayer needs numba: pip install 'tapeviz[numba]' (or numba)"
+        ) from e
+    return _layer_runtime
+
+
+class CompiledLayer:
+    """A layer computing ``func`` (a numba ``@njit`` function or plain Python numba compiles).
+
+    Args:
+        func: one array in, one array out.
+        gradient: ``"auto"`` (differentiate ``func``'s numpy code by tracing it through core
+            ops), ``None`` (not differentiable), or a function ``(x, dy)`` or ``(x, dy, y)``
+            returning dx (``y``: the output the forward computed); it is compiled too.
+        input_rank: the rank of one example (see the module docstring); None: no batches.
+        boundscheck: True/False, or None to follow ``core.settings.boundscheck``.
+        name: the node label (default: ``func``'s name).
+        batch: ``func`` works on a whole batch (needs ``input_rank``).
+
+    Example:
+        >>> import numpy as np, core
+        >>> reverse = core.CompiledLayer(lambda x: x[::-1], input_rank=1, batch=True)
+        >>> reverse(core.tensor([1.0, 2.0, 3.0, 4.0])).numpy()  # one example: unchanged
+        array([1., 2., 3., 4.], dtype=float32)
+        >>> reverse(core.tensor([[1.0, 2.0], [3.0, 4.0]])).numpy()  # a batch: reversed
+        array([[3., 4.],
+               [1., 2.]], dtype=float32)
+    """
+
+    def __init__(
+        self, func, gradient="auto", input_rank=None, boundscheck=None, name=None, batch=None
+    ):
+        self.py_func = _python_function(func)
+        fname = self.py_func.__name__
+        self.name = name or (fname if fname != "<lambda>" else "compiled_layer")
+        if input_rank is not None and (not isinstance(input_rank, int) or input_rank < 0):
+            raise ValueError(f"CompiledLayer {self.name!r}: input_rank must be an int >= 0")
+        self.input_rank = input_rank
+        rt = _runtime()
+        declared = rt.declared_rank(func)
+        if batch is None:
+            batch = declared is not None and input_rank is not None and declared == input_rank + 1
+        if batch and input_rank is None:
+            raise ValueError(
+                f"CompiledLayer {self.name!r}: a batch-level function needs input_rank "
+                "(the rank of one example)"
+            )
+        self.batch = bool(batch)
+        self.boundscheck = boundscheck
+        self.gradient, self.grad_arity = _parse_gradient(gradient, self.name)
+        self._rt = rt.LayerRuntime(self.name, self.py_func, self.gradient)
+        self._shapes: dict = {}  # (example shape, dtype) -> example output shape
+        self._traced: set = set()
+
+    # --- calling ------------------------------------------------------------------------
+    def __call__(self, x) -> Tensor:
+        x = as_tensor(x, f"CompiledLayer {self.name!r}")
+        if x.dtype.kind != "f":
+            raise TypeError(
+                f"CompiledLayer {self.name!r}: expected a float32 or float64 input, got {x.dtype}"
+            )
+        mode = self._mode(x.ndim)
+        checked = self._checked()
+        y = Tensor(self._forward(x.data, mode, checked))
+        if engine.recording():
+            self._record(x, y, mode, checked)
+        return y
+
+    def parameters(self) -> list:
+        """A CompiledLayer has no trainable parameters."""
+        return []
+
+    def _checked(self) -> bool:
+        return engine.settings.boundscheck if self.boundscheck is None else bool(self.boundscheck)
+
+    def _mode(self, ndim: int) -> str:
+        r = self.input_rank
+        if r is None:
+            return "whole"
+        if ndim not in (r, r + 1):
+            raise ValueError(
+                f"CompiledLayer {self.name!r}: expected an input of rank {r} (one example) or "
+                f"{r + 1} (a batch), got rank {ndim}"
+            )
+        if ndim == r:
+            return "wrap" if self.batch else "whole"
+        return "batch" if self.batch else "map"
+
+    def _forward(self, x: np.ndarray, mode: str, checked: bool) -> np.ndarray:
+        example = x.shape[1:] if mode == "map" else x.shape
+        expected = self._infer(example, x.dtype, mode, checked)
+        if mode == "map":
+            y = self._rt.map_forward(x, expected, checked)
+            expected = (x.shape[0],) + tuple(expected)
+        elif mode == "wrap":
+            y = self._rt.call(x[None], checked)
+            self._check_batch(y, 1)
+            y = y[0]
+        else:
+            y = self._rt.call(x, checked)
+            if mode == "batch":
+                self._check_batch(y, x.shape[0])
+        if y.shape != expected:
+            raise ValueError(
+                f"CompiledLayer {self.name!r}: the output shape depends on the input's values: "
+                f"a test input of shape {example} gave output shape {expected}, this input "
+                f"gave {y.shape}; the output shape must depend on the input shape only"
+            )
+        return y
+
+    def _infer(self, example, dtype, mode, checked):
+        key = (example, np.dtype(dtype), mode)
+        if key not in self._shapes:
+            test = np.random.default_rng(0).standard_normal(example).astype(dtype)
+            if mode == "wrap":
+                y = self._rt.call(test[None], checked)
+                self._check_batch(y, 1)
+                y = y[0]
+            else:
+                y = self._rt.call(test, checked)
+            self._shapes[key] = y.shape
+        return self._shapes[key]
+
+    def _check_batch(self, y, n):
+        if y.ndim == 0 or y.shape[0] != n:
+            raise ValueError(
+                f"CompiledLayer {self.name!r}: a batch-level function must keep the batch "
+                f"dimension: a batch of {n} gave an output of shape {y.shape}"
+            )
+
+    # --- recording and gradients ----------------------------------------------------------
+    def _record(self, x, y, mode, checked):
+        saved = []
+        if self.gradient is not None:
+            saved.append(("input", "x", x))
+        if self.grad_arity == 3:
+            saved.append(("output", 0, y))
+        if self.gradient == "auto":
+            self._check_traceable(x, mode)
+        grad_fn = functools.partial(self._grad_fn, mode=mode, checked=checked)
+        attrs = {"mode": mode, "input_rank": self.input_rank, "batch": self.batch}
+        nodes = engine.record_node(
+            KERNEL,
+            {"x": x},
+            (y,),
+            attrs,
+            GradConfig(KERNEL, grad_fn),
+            style="CompiledLayer",
+            label=self.name,
+            saved=saved,
+        )
+        for node in nodes:
+            # "forward" re-runs the layer on tensors (core.audit's contract)
+            node.info = {"layer": self, "gradient": self.gradient_mode, "forward": self}
+
+    def _grad_fn(self, dy, saved, attrs, *, mode, checked):
+        if self.gradient is None:
+            raise GradientError(
+                f"CompiledLayer {self.name!r} was built with gradient=None: it is not "
+                "differentiable; pass gradient='auto' or a function (x, dy) / (x, dy, y)"
+            )
+        if self.gradient == "auto":
+            return {"x": lambda: self._auto_dx(saved[0], dy, mode)}
+        return {"x": lambda: self._explicit_dx(saved, dy, mode, checked)}
+
+    def _traced_forward(self, x: Tensor, mode: str) -> Tensor:
+        from .. import ops
+        from ..backends.numba.trace import trace
+
+        where = f"CompiledLayer {self.name!r} ({self.py_func.__name__})"
+        if mode == "wrap":
+            y = trace(self.py_func, ops.reshape(x, (1,) + x.shape), False, where)
+            y = ops.reshape(y, y.shape[1:])
+        else:
+            y = trace(self.py_func, x, mode == "map", where)
+        return ops.cast(y, x.dtype) if y.dtype != x.dtype else y
+
+    def _check_traceable(self, x: Tensor, mode: str) -> None:
+        key = (x.shape, mode)
+        if key in self._traced:
+            return
+        with engine.no_grad():
+            traced = self._traced_forward(x, mode).numpy()
+        compiled = self._forward(x.data, mode, self._checked())
+        tol = 1e-4 if x.dtype == np.float32 else 1e-9
+        if traced.shape != compiled.shape or not np.allclose(
+            traced, compiled, rtol=tol, atol=tol, equal_nan=True
+        ):
+            raise AutoDiffError(
+                f"CompiledLayer {self.name!r}: automatic differentiation traced a computation "
+                f"that disagrees with the compiled {self.py_func.__name__}; pass gradient=..."
+            )
+        self._traced.add(key)
+
+    def _auto_dx(self, x: Tensor, dy: Tensor, mode: str) -> Tensor:
+        with Tape() as tape:  # the ops also reach outer tapes: higher order works
+            tape.watch(x)
+            y = self._traced_forward(x, mode)
+        return tape.gradient(y, x, output_gradients=dy, unconnected_gradients="zero")
+
+    def _explicit_dx(self, saved, dy: Tensor, mode: str, checked: bool) -> Tensor:
+        x = saved[0]
+        args = [x.data, dy.data] + ([saved[1].data] if self.grad_arity == 3 else [])
+        if mode == "map":
+            dx = self._rt.map_gradient(args, checked)
+        elif mode == "wrap":
+            dx = self._rt.call_gradient([a[None] for a in args], checked)[0]
+        else:
+            dx = self._rt.call_gradient(args, checked)
+        dx = self._check_dx(dx, x)
+        out = Tensor(dx)
+        engine.record_node(
+            f"{KERNEL}Gradient",
+            {"x": x, "dy": dy},
+            (out,),
+            {"mode": mode},
+            GradConfig(f"{KERNEL}Gradient", self._no_second_order),
+            style="CompiledLayer",
+            label=f"{self.name} gradient",
+            saved=[],
+        )
+        return out
+
+    def _check_dx(self, dx, x: Tensor) -> np.ndarray:
+        gname = self._rt.grad_name
+        dx = np.asarray(dx)
+        if dx.shape != x.shape:
+            raise GradientError(
+                f"CompiledLayer {self.name!r}: gradient function {gname} returned shape "
+                f"{dx.shape}, expected the input's shape {x.shape}"
+            )
+        if dx.dtype.kind != "f":
+            raise GradientError(
+                f"CompiledLayer {self.name!r}: gradient function {gname} returned dtype "
+                f"{dx.dtype}, expected a float type (the input is {x.dtype})"
+            )
+        return dx.astype(x.dtype, copy=False)
+
+    def _no_second_order(self, dy, saved, attrs):
+        raise GradientError(
+            f"CompiledLayer {self.name!r}: no gradient is registered for its explicit "
+            "gradient (compiled code cannot be differentiated again); use gradient='auto' "
+            "for higher order"
+        )
+
+    # --- reporting ----------------------------------------------------------------------
+    @property
+    def gradient_mode(self) -> str:
+        if self.gradient is None:
+            return "none"
+        if self.gradient == "auto":
+            return "auto"
+        return "explicit (x, dy, y)" if self.grad_arity == 3 else "explicit (x, dy)"
+
+    def info(self):
+        """A report on the layer: shapes, ranks, dtypes, gradient mode, compiled signatures
+        and compile time (a ``LayerInfo``: fields, a text repr and ``_repr_html_``).
+
+        Example:
+            >>> import numpy as np, core
+            >>> layer = core.CompiledLayer(np.tanh, input_rank=1)
+            >>> _ = layer(core.tensor(np.zeros((2, 3))))
+            >>> layer.info().shapes
+            [((3,), (3,), 'float64')]
+        """
+        return _runtime().layer_info(self)
+
+    def __repr__(self) -> str:
+        return (
+            f"CompiledLayer({self.name!r}, gradient={self.gradient_mode}, "
+            f"input_rank={self.input_rank}, batch={self.batch})"
+        )
+
+
+def _python_function(func):
+    """The Python function numba compiles (a dispatcher's ``py_func``; a numpy ufunc such as
+    ``np.tanh`` is wrapped in one)."""
+    if isinstance(func, np.ufunc):
+        ufunc = func
+
+        def apply(x):
+            return ufunc(x)
+
+        apply.__name__ = apply.__qualname__ = func.__name__
+        return apply
+    py = getattr(func, "py_func", func)
+    if not inspect.isfunction(py):
+        raise TypeError(
+            f"CompiledLayer: func must be a Python function or a numba @njit function, got "
+            f"{type(func).__name__}"
+        )
+    return py
+
+
+def _parse_gradient(gradient, name):
+    if gradient is None or (isinstance(gradient, str) and gradient == "auto"):
+        return gradient, 0
+    if isinstance(gradient, str) or not inspect.isfunction(getattr(gradient, "py_func", gradient)):
+        raise TypeError(
+            f"CompiledLayer {name!r}: gradient must be 'auto', None or a function (x, dy) or "
+            f"(x, dy, y), got {gradient!r}"
+        )
+    params = inspect.signature(getattr(gradient, "py_func", gradient)).parameters.values()
+    arity = sum(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) for p in params)
+    if arity not in (2, 3):
+        raise TypeError(
+            f"CompiledLayer {name!r}: the gradient function must take (x, dy) or (x, dy, y), "
+            f"got {arity} arguments"
+        )
+    return gradient, arity

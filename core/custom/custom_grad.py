@@ -1,0 +1,314 @@
+"""TensorFlow.js ``customGrad``: a function with its own gradient, recorded as one tape node.
+
+``f(*inputs, save)`` runs once, under ``no_grad`` (the ops inside are not recorded), and returns
+its value with ``grad_func(dy, saved)``. The gradient is written with ops, so it differentiates
+again, as long as it uses only ``f``'s inputs and outputs: a saved *intermediate* is a constant
+to an outer tape, and a second derivative through it would be silently wrong (PyTorch's
+trap). Here the outer tape sees where the intermediate came from and raises instead.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+
+import numpy as np
+
+from .. import engine
+from .. import tensor as _tensor_mod
+from ..backward import GradientError
+from ..registry import GradConfig
+from ..tensor import Tensor
+
+__all__ = ["custom_grad"]
+
+KERNEL = "CustomGrad"
+INTERMEDIATE_KERNEL = "CustomGradIntermediate"
+
+
+def custom_grad(f):
+    """Make an op from ``f`` whose gradient is ``grad_func`` (TensorFlow.js ``tf.customGrad``).
+
+    Args:
+        f: ``f(*inputs, save)`` returning ``{"value": y, "grad_func": g}`` or ``(y, g)``.
+            ``y`` is a Tensor (or a list/tuple of Tensors for several outputs). ``save(list)``
+            keeps tensors for backward (each call adds to the list). ``g(dy, saved)`` returns
+            the gradient of the single input, or a list with one gradient per input, written
+            with ops; ``dy`` is a list when there are several outputs.
+
+    Returns:
+        An op: call it on tensors; one tape node (style ``"custom_grad"``) records it.
+
+    Example:
+        >>> import core
+        >>> @core.custom_grad
+        ... def square(x, save):
+        ...     save([x])
+        ...     return {"value": x * x, "grad_func": lambda dy, saved: dy * saved[0] * 2}
+        >>> core.grad(lambda x: square(x).sum())(core.tensor([1.0, 3.0])).numpy()
+        array([2., 6.], dtype=float32)
+    """
+    if not callable(f):
+        raise TypeError(f"custom_grad: expected a function, got {type(f).__name__}")
+    name = getattr(f, "__name__", type(f).__name__)
+    names_by_arity: dict[int, list[str]] = {}
+
+    @functools.wraps(f)
+    def op(*inputs):
+        xs = [_as_input(x, name, i) for i, x in enumerate(inputs)]
+        names = names_by_arity.get(len(xs))
+        if names is None:
+            names = names_by_arity[len(xs)] = _input_names(f, len(xs))
+        value, outputs, grad_func, saved, start = _forward(f, name, xs)
+        if engine.recording():
+            _record(op, name, names, xs, outputs, grad_func, saved, start)
+        return value
+
+    return op
+
+
+def _as_input(x, name, i) -> Tensor:
+    if isinstance(x, Tensor):
+        return x
+    try:
+        return _tensor_mod.tensor(x)
+    except TypeError as e:
+        raise TypeError(f"custom_grad({name}): input {i} must be a Tensor: {e}") from None
+
+
+def _input_names(f, n) -> list[str]:
+    """The parameter names of ``f`` before ``save`` (shown in the graph), else x0, x1, …"""
+    try:
+        params = list(inspect.signature(f).parameters.values())
+    except (TypeError, ValueError):
+        params = []
+    positional = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    if len(params) >= n + 1 and all(p.kind in positional for p in params[: n + 1]):
+        return [p.name for p in params[:n]]
+    return [f"x{i}" for i in range(n)]
+
+
+def _forward(f, name, xs):
+    saved: list[Tensor] = []
+
+    def save(tensors):
+        saved.extend(_check_saved(tensors, name))
+
+    start = next(_tensor_mod._ids)  # tensors made by f have larger ids
+    with engine.no_grad():
+        try:
+            result = f(*xs, save)
+        except Exception as e:
+            if hasattr(e, "add_note"):  # Python 3.11+
+                e.add_note(f"raised in the forward of custom_grad({name})")
+            raise
+    value, grad_func = _unpack(result, name)
+    outs = list(value) if isinstance(value, (list, tuple)) else [value]
+    if not outs:
+        raise ValueError(f"custom_grad({name}): {name} returned an empty value")
+    for k, o in enumerate(outs):
+        if not isinstance(o, Tensor):
+            raise TypeError(
+                f"custom_grad({name}): the value must be a Tensor or a list of Tensors, "
+                f"got {type(o).__name__} at output {k}"
+            )
+        if o.id < start or any(o is p for p in outs[:k]):  # not made by f: a fresh output
+            outs[k] = Tensor(o.data)
+    if isinstance(value, (list, tuple)):
+        value = type(value)(outs)
+    else:
+        value = outs[0]
+    return value, tuple(outs), grad_func, saved, start
+
+
+def _check_saved(tensors, name) -> list[Tensor]:
+    items = [tensors] if isinstance(tensors, Tensor) else tensors
+    if not isinstance(items, (list, tuple)):
+        raise TypeError(
+            f"custom_grad({name}): save() takes a list of Tensors, got {type(tensors).__name__}"
+        )
+    for k, t in enumerate(items):
+        if not isinstance(t, Tensor):
+            raise TypeError(
+                f"custom_grad({name}): save() takes Tensors, got {type(t).__name__} at "
+                f"position {k} (wrap arrays with tv.tensor)"
+            )
+    return list(items)
+
+
+def _unpack(result, name):
+    if isinstance(result, dict):
+        if "value" not in result or not ({"grad_func", "gradFunc"} & result.keys()):
+            raise ValueError(
+                f"custom_grad({name}): {name} must return {{'value': ..., 'grad_func': ...}}, got "
+                f"a dict with keys {sorted(result)}"
+            )
+        value, grad_func = result["value"], result.get("grad_func", result.get("gradFunc"))
+    elif isinstance(result, tuple) and len(result) == 2:
+        value, grad_func = result
+    else:
+        raise TypeError(
+            f"custom_grad({name}): {name} must return {{'value': ..., 'grad_func': ...}} or the "
+            f"pair (value, grad_func), got {type(result).__name__}"
+        )
+    if not callable(grad_func):
+        raise TypeError(
+            f"custom_grad({name}): grad_func must be callable, got {type(grad_func).__name__}"
+        )
+    return value, grad_func
+
+
+def _record(op, name, names, xs, outputs, grad_func, saved, start):
+    roles = []
+    hazards = []
+    for k, t in enumerate(saved):
+        if any(t is x for x in xs):
+            roles.append(("input", names[next(i for i, x in enumerate(xs) if t is x)], t))
+        elif any(t is o for o in outputs):
+            roles.append(("output", next(i for i, o in enumerate(outputs) if t is o), t))
+        else:
+            roles.append(("memory", f"saved{k}", t))
+            if t.id > start and t.dtype.kind == "f":  # made inside f from the inputs
+                hazards.append(t)
+    grad_fn = functools.partial(
+        _grad_fn, _Spec(name, names, xs, len(outputs), grad_func, tuple(hazards))
+    )
+    nodes = engine.record_node(
+        KERNEL,
+        dict(zip(names, xs)),
+        outputs,
+        {},
+        GradConfig(KERNEL, grad_fn),
+        style="custom_grad",
+        label=name,
+        saved=roles,
+    )
+    for node in nodes:
+        node.info = {
+            "function": op,
+            "forward": op,  # re-runs the forward on tensors (core.audit's contract)
+            "num_outputs": len(outputs),
+            "intermediates": len(hazards),
+        }
+
+
+class _Spec:
+    """What the gradient of one call needs: names, input shapes/dtypes, grad_func."""
+
+    __slots__ = ("name", "names", "inputs", "shapes", "num_outputs", "grad_func", "hazards")
+
+    def __init__(self, name, names, xs, num_outputs, grad_func, hazards):
+        self.name, self.names, self.inputs = name, names, xs
+        self.shapes = [(x.shape, x.dtype) for x in xs]
+        self.num_outputs, self.grad_func, self.hazards = num_outputs, grad_func, hazards
+
+
+def _grad_fn(spec, dy, saved, attrs):
+    cache = []
+
+    def compute():
+        if not cache:
+            cache.append(_run_grad_func(spec, dy, saved))
+        return cache[0]
+
+    return {n: functools.partial(_pick, spec, compute, i) for i, n in enumerate(spec.names)}
+
+
+def _pick(spec, compute, i):
+    g = compute()[i]
+    if g is None:
+        raise GradientError(
+            f"custom_grad({spec.name}): grad_func returned None for input {i} "
+            f"({spec.names[i]!r}), whose gradient is needed"
+        )
+    return g
+
+
+def _run_grad_func(spec, dy, saved):
+    if spec.hazards:
+        _mark_intermediates(spec)
+    dy_arg = list(dy) if spec.num_outputs > 1 else dy
+    try:
+        result = spec.grad_func(dy_arg, list(saved))
+    except GradientError:
+        raise
+    except Exception as e:
+        raise GradientError(
+            f"custom_grad({spec.name}): grad_func raised {type(e).__name__}: {e}"
+        ) from e
+    grads = _as_list(spec, result)
+    return [_check_gradient(spec, i, g) for i, g in enumerate(grads)]
+
+
+def _as_list(spec, result) -> list:
+    n = len(spec.names)
+    if isinstance(result, (list, tuple)):
+        if len(result) != n:
+            raise GradientError(
+                f"custom_grad({spec.name}): grad_func returned {len(result)} gradients, "
+                f"expected {n} (one per input: {', '.join(spec.names)})"
+            )
+        return list(result)
+    if n != 1:
+        raise GradientError(
+            f"custom_grad({spec.name}): grad_func returned one {type(result).__name__}, "
+            f"expected a list of {n} gradients (one per input: {', '.join(spec.names)})"
+        )
+    return [result]
+
+
+def _check_gradient(spec, i, g):
+    shape, dtype = spec.shapes[i]
+    if g is None or dtype.kind != "f":  # a non-float input never needs a gradient
+        return None
+    where = f"custom_grad({spec.name}): gradient for input {i} ({spec.names[i]!r})"
+    if isinstance(g, (np.ndarray, np.generic)):
+        g = Tensor(np.asarray(g))
+    if not isinstance(g, Tensor):
+        raise GradientError(f"{where}: expected a Tensor, got {type(g).__name__}")
+    if g.shape != shape:
+        hint = f"; reduce a broadcast with tv.sum_to(g, {shape})" if g.ndim >= len(shape) else ""
+        raise GradientError(f"{where}: expected shape {shape}, got {g.shape}{hint}")
+    if g.dtype != dtype:
+        raise GradientError(
+            f"{where}: expected dtype {dtype}, got {g.dtype}; cast it with tv.cast(g, '{dtype}')"
+        )
+    return g
+
+
+def outer_recorders() -> tuple:
+    """The recording tapes that are not the one being differentiated (higher order)."""
+    return tuple(r for r in engine._RECORDERS.get() if getattr(r, "_grad_of", None) is None)
+
+
+def _mark_intermediates(spec):
+    """Tell outer tapes that the saved intermediates come from the inputs, through a node
+    whose gradient raises: a second derivative that needs them fails instead of being wrong."""
+    outer = outer_recorders()
+    if not outer:
+        return
+    config = GradConfig(INTERMEDIATE_KERNEL, functools.partial(_intermediate_grad, spec))
+    with engine._set_recorders(outer):
+        engine.record_node(
+            INTERMEDIATE_KERNEL,
+            dict(zip(spec.names, spec.inputs)),
+            spec.hazards,
+            {},
+            config,
+            style="custom_grad",
+            label=f"{spec.name}: saved intermediate",
+            saved=[],
+        )
+
+
+def _intermediate_grad(spec, dy, saved, attrs):
+    def fail():
+        raise GradientError(
+            f"custom_grad({spec.name}): cannot differentiate its gradient again: grad_func uses "
+            f"{len(spec.hazards)} saved intermediate value(s) computed inside {spec.name}, which "
+            "the outer tape can only see as constants, so the second derivative would be "
+            "silently wrong. Fix: save only the inputs or the outputs and recompute the "
+            "intermediate inside grad_func with ops (e.g. y = exp(x) from the saved x)."
+        )
+
+    return {n: fail for n in spec.names}

@@ -1,0 +1,296 @@
+"""MATLAB ``DifferentiableFunction``: forward and backward written on numpy arrays.
+
+A subclass says, in ``super().__init__``, how many outputs ``forward`` makes and what
+``backward`` needs: the inputs, the outputs, and ``num_memory_values`` extra arrays. Calling an
+instance on tensors records one node that saves exactly those, so the memory inspector shows
+their cost. ``backward`` gets MATLAB's arguments in MATLAB's order and runs once per gradient,
+told by ``compute_gradients`` which inputs need one. It works on numpy, so its gradient cannot
+be differentiated again; a second derivative through it is an error naming the class.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+
+from .. import engine
+from ..backward import GradientError
+from ..registry import GradConfig
+from ..tensor import Tensor, _check_dtype, _to_array
+from .custom_grad import outer_recorders
+
+__all__ = ["DifferentiableFunction"]
+
+KERNEL = "DifferentiableFunction"
+BACKWARD_KERNEL = "DifferentiableFunctionBackward"
+
+
+class _NeededGradConfig(GradConfig):
+    """A GradConfig whose ``grad_fn`` also receives the set of input names that need a
+    gradient (core/backward.py checks ``wants_needed``)."""
+
+    wants_needed = True
+
+
+class DifferentiableFunction:
+    """Base class for an op with a hand-written ``forward`` and ``backward`` on numpy arrays.
+
+    Args:
+        num_outputs: M, the number of outputs ``forward`` returns (before memory values).
+        save_inputs_for_backward: pass X1…XN to ``backward``.
+        save_outputs_for_backward: pass Y1…YM to ``backward``.
+        num_memory_values: K extra arrays ``forward`` returns after the outputs, for backward.
+
+    ``forward(self, *X)`` returns ``Y1…YM, mem1…memK`` (numpy arrays). ``backward(self, *args)``
+    receives ``dLdY1…dLdYM, compute_gradients, X1…XN (if saved), Y1…YM (if saved),
+    mem1…memK`` and returns ``dLdX1…dLdXN`` (each with its X's shape and dtype; ``None`` where
+    ``compute_gradients`` is false). ``compute_gradients`` is a tuple with one bool per input.
+
+    Example:
+        >>> import numpy as np, core
+        >>> class Cube(core.DifferentiableFunction):
+        ...     def __init__(self):
+        ...         super().__init__(save_inputs_for_backward=True)
+        ...     def forward(self, x):
+        ...         return x**3
+        ...     def backward(self, dy, compute_gradients, x):
+        ...         return dy * 3 * x**2
+        >>> core.grad(lambda x: Cube()(x).sum())(core.tensor([1.0, 2.0])).numpy()
+        array([ 3., 12.], dtype=float32)
+    """
+
+    def __init__(
+        self,
+        num_outputs: int = 1,
+        save_inputs_for_backward: bool = False,
+        save_outputs_for_backward: bool = False,
+        num_memory_values: int = 0,
+    ):
+        cls = type(self).__name__
+        if not isinstance(num_outputs, (int, np.integer)) or num_outputs < 1:
+            raise ValueError(f"{cls}: num_outputs must be an int >= 1, got {num_outputs!r}")
+        if not isinstance(num_memory_values, (int, np.integer)) or num_memory_values < 0:
+            raise ValueError(
+                f"{cls}: num_memory_values must be an int >= 0, got {num_memory_values!r}"
+            )
+        self.num_outputs = int(num_outputs)
+        self.save_inputs_for_backward = bool(save_inputs_for_backward)
+        self.save_outputs_for_backward = bool(save_outputs_for_backward)
+        self.num_memory_values = int(num_memory_values)
+
+    def forward(self, *X):
+        """Return ``Y1…YM, mem1…memK`` as numpy arrays (override this)."""
+        raise NotImplementedError(f"{type(self).__name__}: define forward(self, *X)")
+
+    def backward(self, *args):
+        """Return ``dLdX1…dLdXN`` as numpy arrays (override this)."""
+        raise NotImplementedError(f"{type(self).__name__}: define backward(self, *args)")
+
+    def __call__(self, *X):
+        """Apply the function to tensors; returns a Tensor, or a tuple of M Tensors."""
+        cls = type(self).__name__
+        if not hasattr(self, "num_outputs"):
+            raise TypeError(f"{cls}: call super().__init__(...) in {cls}.__init__")
+        xs = [_as_input(x, cls, i) for i, x in enumerate(X)]
+        with engine.no_grad():
+            try:
+                result = self.forward(*[x.numpy() for x in xs])
+            except Exception as e:
+                if hasattr(e, "add_note"):  # Python 3.11+
+                    e.add_note(f"raised in {cls}.forward")
+                raise
+        ys, mems = _split_forward(self, cls, result)
+        outputs = tuple(Tensor(y) for y in ys)
+        if engine.recording():
+            _record(self, cls, xs, outputs, tuple(Tensor(m) for m in mems))
+        return outputs[0] if self.num_outputs == 1 else outputs
+
+
+def _as_input(x, cls, i) -> Tensor:
+    if isinstance(x, Tensor):
+        return x
+    try:
+        return Tensor(_to_array(x, where=f"{cls}: input X{i + 1}"))
+    except TypeError as e:
+        raise TypeError(f"{cls}: input X{i + 1} must be a Tensor or an array: {e}") from None
+
+
+def _split_forward(fn, cls, result):
+    m, k = fn.num_outputs, fn.num_memory_values
+    expected = m + k
+    if expected == 1 and not isinstance(result, (tuple, list)):
+        result = (result,)
+    if not isinstance(result, (tuple, list)) or len(result) != expected:
+        got = f"{len(result)} values" if isinstance(result, (tuple, list)) else "one value"
+        raise ValueError(
+            f"{cls}.forward returned {got}, expected {expected} "
+            f"(num_outputs={m} outputs, then num_memory_values={k} memory values)"
+        )
+    arrays = []
+    for j, a in enumerate(result):
+        what = f"Y{j + 1}" if j < m else f"memory{j - m + 1}"
+        if not isinstance(a, (np.ndarray, np.generic)):
+            raise TypeError(
+                f"{cls}.forward: {what} must be a numpy array, got {type(a).__name__}"
+                + (" (return .numpy())" if isinstance(a, Tensor) else "")
+            )
+        arrays.append(_check_dtype(np.asarray(a), f"{cls}.forward: {what}"))
+    return arrays[:m], arrays[m:]
+
+
+def _record(fn, cls, xs, outputs, memory):
+    names = [f"X{i + 1}" for i in range(len(xs))]
+    saved = []
+    if fn.save_inputs_for_backward:
+        saved += [("input", n, x) for n, x in zip(names, xs)]
+    if fn.save_outputs_for_backward:
+        saved += [("output", j, y) for j, y in enumerate(outputs)]
+    saved += [("memory", f"memory{j + 1}", t) for j, t in enumerate(memory)]
+    spec = _Spec(fn, cls, names, xs)
+    config = _NeededGradConfig(KERNEL, functools.partial(_grad_fn, spec))
+    nodes = engine.record_node(
+        KERNEL, dict(zip(names, xs)), outputs, {}, config, style=KERNEL, label=cls, saved=saved
+    )
+    for node in nodes:
+        node.info = {
+            "function": fn,
+            "forward": fn,  # re-runs the forward on tensors (core.audit's contract)
+            "num_outputs": fn.num_outputs,
+            "num_memory_values": fn.num_memory_values,
+            "save_inputs_for_backward": fn.save_inputs_for_backward,
+            "save_outputs_for_backward": fn.save_outputs_for_backward,
+        }
+
+
+class _Spec:
+    __slots__ = ("fn", "cls", "names", "inputs", "shapes")
+
+    def __init__(self, fn, cls, names, xs):
+        self.fn, self.cls, self.names, self.inputs = fn, cls, names, xs
+        self.shapes = [(x.shape, x.dtype) for x in xs]
+
+
+def _grad_fn(spec, dy, saved, attrs, needed=None):
+    if needed is None:  # a caller that does not say: every floating input
+        needed = {n for n, (_, dt) in zip(spec.names, spec.shapes) if dt.kind == "f"}
+    cache = []
+
+    def compute():
+        if not cache:
+            cache.append(_run_backward(spec, dy, saved, needed))
+        return cache[0]
+
+    return {n: functools.partial(_pick, spec, compute, i) for i, n in enumerate(spec.names)}
+
+
+def _pick(spec, compute, i):
+    g = compute()[i]
+    if g is None:
+        raise GradientError(
+            f"{spec.cls}.backward returned None for dLdX{i + 1}, whose gradient is needed"
+        )
+    return g
+
+
+def _run_backward(spec, dy, saved, needed):
+    dys = tuple(dy) if isinstance(dy, tuple) else (dy,)
+    flags = tuple(n in needed for n in spec.names)
+    args = [d.numpy() for d in dys] + [flags] + [s.numpy() for s in saved]
+    result = _call_backward(spec, args)
+    n = len(spec.names)
+    if not isinstance(result, (tuple, list)) or len(result) != n:
+        got = f"{len(result)} gradients" if isinstance(result, (tuple, list)) else "one value"
+        raise GradientError(
+            f"{spec.cls}.backward returned {got}, expected {n} "
+            f"({'dLdX1…dLdX' + str(n) if n > 1 else 'dLdX1'}, one per input)"
+        )
+    grads = [_check_gradient(spec, i, g, flags[i]) for i, g in enumerate(result)]
+    _record_backward(spec, dys, args, grads)
+    return grads
+
+
+def _call_backward(spec, args):
+    try:
+        result = spec.fn.backward(*args)
+    except Exception as e:
+        raise GradientError(f"{spec.cls}.backward raised {type(e).__name__}: {e}") from e
+    if len(spec.names) == 1 and not isinstance(result, (tuple, list)):
+        result = (result,)
+    return result
+
+
+def _check_gradient(spec, i, g, flag):
+    where = f"{spec.cls}.backward: dLdX{i + 1} (the gradient of input X{i + 1})"
+    shape, dtype = spec.shapes[i]
+    if g is None or dtype.kind != "f":  # a non-float input never needs a gradient
+        return None
+    if not isinstance(g, (np.ndarray, np.generic)):
+        raise GradientError(
+            f"{where} must be a numpy array, got {type(g).__name__}"
+            + (" (return .numpy())" if isinstance(g, Tensor) else "")
+        )
+    g = np.asarray(g)
+    if g.shape != shape:
+        raise GradientError(f"{where}: expected shape {shape} (X{i + 1}'s), got {g.shape}")
+    if g.dtype != dtype:
+        raise GradientError(
+            f"{where}: expected dtype {dtype} (X{i + 1}'s), got {g.dtype}; use .astype(np.{dtype})"
+        )
+    return Tensor(g) if flag else None
+
+
+def _record_backward(spec, dys, args, grads):
+    """On an outer tape, the gradients come from a node ``<class>.backward``. Its gradient
+    with respect to dLdY exists (backward is linear in dLdY; core.jvp needs it); with respect
+    to the inputs it raises: no tape can see into backward's numpy code."""
+    outer = outer_recorders()
+    which = [i for i, g in enumerate(grads) if g is not None]
+    if not outer or not which:
+        return
+    inputs = {f"dLdY{j + 1}": d for j, d in enumerate(dys)}
+    inputs.update(zip(spec.names, spec.inputs))
+    grad_fn = functools.partial(_backward_grad, spec, args, which)
+    with engine._set_recorders(outer):
+        engine.record_node(
+            BACKWARD_KERNEL,
+            inputs,
+            tuple(grads[i] for i in which),
+            {},
+            GradConfig(BACKWARD_KERNEL, grad_fn),
+            style=KERNEL,
+            label=f"{spec.cls}.backward",
+            saved=[],
+        )
+
+
+def _backward_grad(spec, args, which, dy, saved, attrs):
+    ws = [w.numpy() for w in (dy if isinstance(dy, tuple) else (dy,))]
+    thunks = {n: functools.partial(_second_order_error, spec) for n in spec.names}
+    for j in range(spec.fn.num_outputs):
+        thunks[f"dLdY{j + 1}"] = functools.partial(_through_backward, spec, args, which, ws, j)
+    return thunks
+
+
+def _through_backward(spec, args, which, ws, j):
+    """sum_i (d dLdX_i / d dLdY_j)^T w_i, exact: one backward call per element of Y_j."""
+    m = spec.fn.num_outputs
+    flags = tuple(i in which for i in range(len(spec.names)))
+    zeros = [np.zeros(a.shape, a.dtype) for a in args[:m]]
+    out = np.zeros(args[j].shape, args[j].dtype)
+    for e in np.ndindex(*out.shape):
+        onehot = list(zeros)
+        onehot[j] = zeros[j].copy()
+        onehot[j][e] = 1
+        res = _call_backward(spec, [*onehot, flags, *args[m + 1 :]])
+        out[e] = sum(np.vdot(res[i], w) for i, w in zip(which, ws) if res[i] is not None)
+    return Tensor(out)
+
+
+def _second_order_error(spec):
+    raise GradientError(
+        f"{spec.cls}: cannot differentiate the gradient of a DifferentiableFunction with "
+        f"respect to its inputs: {spec.cls}.backward works on numpy arrays, which no tape can "
+        "see into. For higher-order derivatives write the function with tv ops, or use "
+        "tv.custom_grad with a grad_func written with ops."
+    )

@@ -1,0 +1,257 @@
+"""The checking machinery behind ``check_grads`` and ``audit``, on any "problem" object.
+
+A problem has ``args`` (arrays), ``diff`` (indices of the differentiable ones), ``y`` (the
+output at ``args``), ``call(args)`` (a direct evaluation: the ground truth for finite
+differences), ``vjp(dy)`` (analytic, one array per differentiable arg), ``jvp(tangents)``,
+``batched(k, X)`` (f on a stack of values of differentiable arg ``k``), ``nodes`` and
+``unconnected`` (positions whose gradient came back None).
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+
+from .backward import GradientError
+from .batched_replay import Unbatchable
+from .gradreport import InputCheck, sweep_verdict
+
+__all__ = ["run_checks"]
+
+
+def _perturbed(args, index, delta):
+    out = list(args)
+    out[index] = np.asarray(args[index] + delta)  # 0-d arrays would become numpy scalars
+    return out
+
+
+def _directional(p, k, u, eps) -> tuple:
+    """Derivatives of f along ``u`` for differentiable arg ``k``: central, (f(x + eps u) -
+    f(x - eps u)) / (2 eps), and the two one-sided ones (for kinks)."""
+    i = p.diff[k]
+    plus = p.call(_perturbed(p.args, i, eps * u))
+    minus = p.call(_perturbed(p.args, i, -eps * u))
+    return (plus - minus) / (2 * eps), (plus - p.y) / eps, (p.y - minus) / eps
+
+
+def _jacobian(p, k, eps, u, d):
+    """Numerical Jacobians (y.size, x.size) of differentiable arg ``k``: central and the two
+    one-sided ones, ``((J, J_plus, J_minus), strategy)``. Batched when a batch reproduces the
+    direct directional derivative ``d`` along ``u``, else one call per element."""
+    x = p.args[p.diff[k]]
+    n, flat = x.size, x.reshape(-1)
+    if n == 0 or p.y.size == 0:
+        return (np.zeros((p.y.size, n)),) * 3, "empty"
+    biggest = max([n] + [o.size for node in p.nodes for o in node.outputs if o._data is not None])
+    chunk = max(1, int(4e6 // (2 * max(biggest, 1))))
+    try:
+        parts = []
+        for start in range(0, n, chunk):
+            idx = np.arange(start, min(n, start + chunk))
+            c, rows = len(idx), np.arange(len(idx))
+            X = np.repeat(flat[None], 2 * c, axis=0)
+            X[rows, idx] += eps
+            X[c + rows, idx] -= eps
+            Y, strategy = p.batched(k, X.reshape((2 * c,) + x.shape))
+            Y = Y.reshape(2 * c, -1)
+            parts.append(_columns(Y[:c], Y[c:], X[rows, idx], X[c + rows, idx], flat[idx], p.y))
+        J, Jp, Jm = (np.concatenate([q[j] for q in parts], axis=1) for j in range(3))
+        scale = np.abs(d).max(initial=0) + 1.0
+        noise = np.sqrt(n) * 1e3 * np.finfo(float).eps * (np.abs(p.y).max(initial=0) + 1) / eps
+        if np.abs(J @ u.reshape(-1) - d.reshape(-1)).max(initial=0) <= 1e-5 * scale + noise:
+            return (J, Jp, Jm), strategy
+    except (Unbatchable, ValueError, TypeError, IndexError, MemoryError):
+        pass
+    return _jacobian_per_element(p, k, eps), "per element"
+
+
+def _columns(y_plus, y_minus, x_plus, x_minus, x0, y0):
+    """Central and one-sided difference quotients, one column per perturbed element."""
+    y0 = y0.reshape(1, -1)
+    central = (y_plus - y_minus) / (x_plus - x_minus)[:, None]
+    plus = (y_plus - y0) / (x_plus - x0)[:, None]
+    minus = (y0 - y_minus) / (x0 - x_minus)[:, None]
+    return central.T, plus.T, minus.T
+
+
+def _jacobian_per_element(p, k, eps):
+    """``(J, J_plus, J_minus)`` with two direct calls per element."""
+    i = p.diff[k]
+    x = p.args[i]
+    flat = x.reshape(-1)
+    y_plus, y_minus = np.zeros((x.size, p.y.size)), np.zeros((x.size, p.y.size))
+    for j in range(x.size):
+        e = np.zeros(x.size)
+        e[j] = eps
+        y_plus[j] = p.call(_perturbed(p.args, i, e.reshape(x.shape))).reshape(-1)
+        y_minus[j] = p.call(_perturbed(p.args, i, -e.reshape(x.shape))).reshape(-1)
+
+    def step(sign):  # the perturbed value as the forward sees it (float32 rounds)
+        return (flat + sign * eps).astype(x.dtype).astype(np.float64)
+
+    return _columns(y_plus, y_minus, step(1), step(-1), flat.astype(np.float64), p.y)
+
+
+def _close(a, b) -> bool:
+    scale = max(np.abs(a).max(initial=0), np.abs(b).max(initial=0))
+    return bool(np.all(np.abs(a - b) <= 1e-10 * scale + 1e-300))
+
+
+def _structural(e: GradientError) -> dict:
+    msg = str(e)
+    kind = "invalid gradient"
+    if "expected shape" in msg:
+        kind = "wrong shape"
+    elif "expected dtype" in msg:
+        kind = "wrong dtype"
+    elif "no gradient is registered" in msg:
+        kind = "missing gradient"
+    found = re.search(r"\(node (\d+)", msg)
+    return {"failure": kind, "message": msg, "node_id": int(found.group(1)) if found else None}
+
+
+def _dy_classes(p, v, g1) -> dict:
+    """Run backward again with dy doubled (and once more if that differs): {k: class}."""
+    g2 = p.vjp(2 * v)
+    bad = [k for k in range(len(g1)) if not _close(g2[k], 2 * g1[k])]
+    if not bad:
+        return {}
+    g3 = p.vjp(v)
+    out = {}
+    for k in bad:
+        if not _close(g3[k], g1[k]):
+            gap = float(np.abs(g3[k] - g1[k]).max())
+            out[k] = (
+                "nondeterministic backward",
+                f"two passes with the same dy differ by {gap:.3g}",
+            )
+        else:
+            ratio = float(np.sum(g2[k] * g1[k]) / max(np.sum(g1[k] * g1[k]), 1e-300))
+            out[k] = ("not scaled by dy", f"doubling dy scaled this gradient by {ratio:.3g}, not 2")
+    return out
+
+
+def _classify(check: InputCheck, dy_class, unconnected: bool, label: str) -> InputCheck:
+    if dy_class is not None:
+        check.failure, check.detail = dy_class
+    elif not check.passed_mask.all():
+        bad = ~check.passed_mask
+        if np.all(check.analytic[bad] == 0):
+            check.failure = "ignores input"
+            check.detail = (
+                f"the analytic gradient of {label} is 0 at {int(bad.sum())} elements where "
+                f"finite differences give up to {np.abs(check.numerical[bad]).max():.3g}"
+            )
+            if unconnected:
+                check.detail += (
+                    "; the tape has no path from it to the output (does f compute with "
+                    "numpy, .numpy() or float()?)"
+                )
+        else:
+            check.failure = "value mismatch"
+    return check
+
+
+def run_checks(p, report, *, mode, eps, atol, rtol, forward, rng, order=1, label=str,
+               max_full=None, atol_relative=False) -> None:  # fmt: skip
+    """Check problem ``p`` (reverse mode per differentiable input, then forward mode) and
+    append the ``InputCheck`` objects and structural errors to ``report``.
+    ``atol_relative``: ``atol`` is a fraction of each check's largest numerical value."""
+    v = np.ones(p.y.shape) if p.y.size == 1 else rng.standard_normal(p.y.shape)
+    try:
+        g1 = p.vjp(v)
+        classes = _dy_classes(p, v, g1)
+    except GradientError as e:
+        report.errors.append(_structural(e))
+        return
+    us = [rng.standard_normal(np.shape(p.args[i])) for i in p.diff]
+    ds = [_directional(p, k, us[k], eps) for k in range(len(p.diff))]
+    for k, i in enumerate(p.diff):
+        name = label(p.diff[k])
+        check = None
+        if mode == "fast":
+            num = np.vdot(v, ds[k][0])
+            check = InputCheck(i, name, "projection", order, np.vdot(g1[k], us[k]), num,
+                               _atol(atol, num, atol_relative), rtol,
+                               strategy="directional")  # fmt: skip
+            too_big = max_full is not None and np.size(p.args[i]) > max_full
+            if not check.passed_mask.all() and not too_big:
+                report.notes.append(f"fast mode: vᵀJu of {name} failed; full Jacobian computed")
+                check = None
+        if check is None:
+            (J, Jp, Jm), strategy = _jacobian(p, k, eps, us[k], ds[k][0])
+            num = (v.reshape(-1) @ J).reshape(np.shape(p.args[i]))
+            check = InputCheck(i, name, "reverse", order, g1[k], num,
+                               _atol(atol, num, atol_relative), rtol,
+                               strategy=strategy, jacobian=J)  # fmt: skip
+            _accept_kinks(check, v.reshape(-1) @ Jp, v.reshape(-1) @ Jm, report)
+        _classify(check, classes.get(k), k in p.unconnected, name)
+        report.checks.append(check)
+    if forward and p.diff:
+        _forward_check(p, report, us, ds, atol, rtol)
+    if report._sweep is None:
+        report._sweep = _sweeper(p, v, g1, us)
+
+
+def _accept_kinks(check, plus, minus, report) -> None:
+    """Where f has a kink (the one-sided derivatives differ) the central difference is their
+    mean; an analytic gradient equal to one side there is a valid (sub)gradient: accept it."""
+    if check.passed_mask.all():
+        return
+    plus, minus = plus.reshape(check.analytic.shape), minus.reshape(check.analytic.shape)
+    band = 10 * check.band
+    kink = np.abs(plus - minus) > band
+    side = (np.abs(check.analytic - plus) <= band) | (np.abs(check.analytic - minus) <= band)
+    ok = kink & side & ~check.passed_mask
+    if ok.any():
+        check.kinks = kink
+        check.passed_mask = check.passed_mask | ok
+        report.notes.append(
+            f"{check.label}: {int(ok.sum())} elements sit on a kink (one-sided derivatives "
+            "differ); the analytic gradient equals one side there, a valid subgradient"
+        )
+
+
+def _atol(atol, numerical, relative) -> float:
+    return atol * float(np.abs(numerical).max(initial=0)) if relative else atol
+
+
+def _forward_check(p, report, us, ds, atol, rtol) -> None:
+    try:
+        out = p.jvp(us)
+    except GradientError as e:  # a gradient kernel with no gradient: jvp cannot run here
+        if _structural(e)["failure"] != "missing gradient":
+            raise
+        report.notes.append(f"forward mode not checked: core.jvp differentiates the gradient "
+                            f"ops, and {str(e).split(';')[0]}")  # fmt: skip
+        return
+    except Exception as e:  # forward mode is built on double VJP: any failure is a finding
+        report.errors.append({"failure": "forward-mode error", "message": f"core.jvp: {e}",
+                              "node_id": None})  # fmt: skip
+        return
+    central, plus, minus = (sum(d[j] for d in ds) for j in range(3))
+    check = InputCheck("all", "jvp (forward mode)", "forward", 1, out, central, atol, rtol,
+                       strategy="directional")  # fmt: skip
+    _accept_kinks(check, plus, minus, report)
+    if not check.passed_mask.all():
+        check.failure = "forward-mode mismatch"
+        check.detail = "J·u from core.jvp differs from the directional finite difference"
+    report.checks.append(check)
+
+
+def _sweeper(p, v, g1, us):
+    analytic = float(sum(np.vdot(g, u) for g, u in zip(g1, us)))
+
+    def sweep(eps_values, eps_used):
+        errs = []
+        for e in eps_values:
+            plus, minus = list(p.args), list(p.args)
+            for i, u in zip(p.diff, us):
+                plus[i], minus[i] = p.args[i] + e * u, p.args[i] - e * u
+            num = np.vdot(v, (p.call(plus) - p.call(minus)) / (2 * e))
+            errs.append(abs(num - analytic))
+        scale = float(np.abs(v).sum() * (np.abs(p.y).max(initial=0) + 1))
+        return sweep_verdict(eps_values, np.array(errs), analytic, eps_used, scale)
+
+    return sweep

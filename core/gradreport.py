@@ -1,0 +1,298 @@
+"""What ``check_grads`` and ``audit`` hand back: plain data a person, a test or a plot reads.
+
+``GradCheckReport.checks`` holds one ``InputCheck`` per comparison (each differentiable
+argument in reverse mode, the forward-mode JVP, second-order entries); every field is a numpy
+array or a plain value, documented below, so tapeviz's GradCheckWidget draws from it directly.
+"""
+
+from __future__ import annotations
+
+import html
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .eps_sweep import EpsSweep, sweep_verdict
+
+__all__ = ["GradCheckReport", "InputCheck", "EpsSweep", "sweep_verdict", "FAILURE_CLASSES"]
+
+#: failure class -> what it means, in words (shown in the report and on the audit graph)
+FAILURE_CLASSES = {
+    "value mismatch": "the analytic gradient differs from finite differences",
+    "ignores input": "the analytic gradient is zero where finite differences are not "
+    "(the gradient ignores this input, or f escapes the tape)",
+    "not scaled by dy": "scaling dy by 2 does not scale the gradient by 2 (dy is ignored)",
+    "nondeterministic backward": "two backward passes with the same dy disagree "
+    "(non-reentrant or nondeterministic gradient)",
+    "wrong shape": "a gradient function returned a gradient of the wrong shape",
+    "wrong dtype": "a gradient function returned a gradient of the wrong dtype",
+    "missing gradient": "a kernel on the path has no registered gradient",
+    "invalid gradient": "a gradient function returned something that is not a gradient",
+    "forward-mode mismatch": "forward mode (core.jvp) disagrees with finite differences",
+    "forward-mode error": "forward mode (core.jvp) raised",
+}
+
+_OK, _BAD = "#009E73", "#D55E00"  # Okabe-Ito green and vermillion; always with PASS/FAIL text
+
+
+@dataclass
+class InputCheck:
+    """One comparison of analytic against numerical derivatives.
+
+    Attributes:
+        arg: the argument index (``(i, j)`` at order 2: d/d arg j of the gradient of arg i;
+            ``"all"`` for the joint forward-mode check; the input name for audit nodes).
+        label: how the report names it, e.g. ``"arg 0"``.
+        kind: ``"reverse"`` (dyᵀJ, input-shaped), ``"projection"`` (fast mode vᵀJu, 0-d) or
+            ``"forward"`` (J·u from core.jvp, output-shaped).
+        order: 1 or 2.
+        analytic, numerical: the compared values (same shape).
+        abs_err, rel_err: ``|analytic - numerical|`` and that over ``|numerical|``.
+        passed_mask: ``abs_err <= atol + rtol * |numerical|`` elementwise.
+        atol, rtol: the tolerances; ``band`` is the tolerance per element.
+        failure: the failure class (a key of ``FAILURE_CLASSES``) or None.
+        detail: one sentence on the failure.
+        strategy: how the numerical side was computed ("batched replay", "batched call",
+            "per element", "directional").
+        jacobian: the numerical Jacobian ``(output size, input size)`` when computed, else None.
+        kinks: where the one-sided derivatives differ (a non-differentiable point), when a
+            mismatch there was accepted because the analytic value equals one side; else None.
+    """
+
+    arg: object
+    label: str
+    kind: str
+    order: int
+    analytic: np.ndarray
+    numerical: np.ndarray
+    atol: float
+    rtol: float
+    failure: str | None = None
+    detail: str = ""
+    strategy: str = ""
+    jacobian: np.ndarray | None = None
+    kinks: np.ndarray | None = None
+    abs_err: np.ndarray = field(init=False)
+    rel_err: np.ndarray = field(init=False)
+    passed_mask: np.ndarray = field(init=False)
+
+    def __post_init__(self):
+        self.analytic = np.asarray(self.analytic, dtype=np.float64)
+        self.numerical = np.asarray(self.numerical, dtype=np.float64)
+        diff = self.analytic - self.numerical
+        self.abs_err = np.where(np.isnan(diff), np.inf, np.abs(diff))
+        self.rel_err = self.abs_err / np.maximum(np.abs(self.numerical), 1e-300)
+        self.passed_mask = self.abs_err <= self.band
+
+    @property
+    def band(self) -> np.ndarray:
+        """The tolerance of each element: ``atol + rtol * |numerical|``."""
+        return self.atol + self.rtol * np.abs(self.numerical)
+
+    @property
+    def passed(self) -> bool:
+        return self.failure is None and bool(self.passed_mask.all())
+
+    @property
+    def worst_index(self) -> tuple:
+        """Index of the element furthest outside (or least inside) its tolerance band."""
+        if self.abs_err.size == 0:
+            return ()
+        excess = self.abs_err - self.band
+        return tuple(int(i) for i in np.unravel_index(int(np.argmax(excess)), excess.shape))
+
+    def worst_elements(self, k: int = 5) -> list[dict]:
+        """The ``k`` elements furthest outside their band, each a dict of plain values."""
+        excess = (self.abs_err - self.band).reshape(-1)
+        order = np.argsort(-excess, kind="stable")[:k]
+        rows = []
+        for flat in order:
+            idx = tuple(int(i) for i in np.unravel_index(int(flat), self.abs_err.shape))
+            rows.append(
+                {
+                    "index": idx,
+                    "analytic": float(self.analytic[idx]),
+                    "numerical": float(self.numerical[idx]),
+                    "abs_err": float(self.abs_err[idx]),
+                    "band": float(self.band[idx]),
+                    "passed": bool(self.passed_mask[idx]),
+                }
+            )
+        return rows
+
+    def to_dict(self) -> dict:
+        """JSON-able plain data (lists) for widgets."""
+        worst = self.worst_elements(1)
+        return {
+            "arg": self.arg if isinstance(self.arg, (int, str)) else list(self.arg),
+            "label": self.label,
+            "kind": self.kind,
+            "order": self.order,
+            "passed": self.passed,
+            "failure": self.failure,
+            "failure_words": FAILURE_CLASSES.get(self.failure, ""),
+            "detail": self.detail,
+            "strategy": self.strategy,
+            "shape": list(self.analytic.shape),
+            "analytic": self.analytic.tolist(),
+            "numerical": self.numerical.tolist(),
+            "abs_err": self.abs_err.tolist(),
+            "rel_err": self.rel_err.tolist(),
+            "band": np.broadcast_to(self.band, self.abs_err.shape).tolist(),
+            "passed_mask": self.passed_mask.tolist(),
+            "worst": worst[0] if worst else None,
+        }
+
+    def line(self) -> str:
+        status = "PASS" if self.passed else f"FAIL ({self.failure or 'value mismatch'})"
+        if self.abs_err.size == 0:
+            return f"{self.label}: {status}: nothing to compare"
+        w = self.worst_elements(1)[0]
+        bad = int((~self.passed_mask).sum())
+        text = (
+            f"{self.label}: {status}: worst at {w['index']}: analytic {w['analytic']:.6g} vs "
+            f"numerical {w['numerical']:.6g} (abs err {w['abs_err']:.3g}, band "
+            f"{w['band']:.3g}); {bad} of {self.passed_mask.size} outside tolerance"
+        )
+        return text + (f". {self.detail}" if self.detail else "")
+
+
+@dataclass
+class GradCheckReport:
+    """The result of ``check_grads`` (or one node of ``audit``).
+
+    Attributes:
+        function: the checked function's name (or ``"node 12 (Tanh)"``).
+        order, mode, eps, atol, rtol: the settings used (``mode`` "full" or "fast").
+        checks: the ``InputCheck`` list (``inputs`` is the same list).
+        errors: structural failures, each ``{"failure", "message", "node_id"}``.
+        notes: sentences for the user (float64 re-run, fast-mode fallback, batching).
+    """
+
+    function: str
+    order: int
+    mode: str
+    eps: float
+    atol: float
+    rtol: float
+    checks: list = field(default_factory=list)
+    errors: list = field(default_factory=list)
+    notes: list = field(default_factory=list)
+    _sweep: object = field(default=None, repr=False)
+
+    @property
+    def inputs(self) -> list:
+        return self.checks
+
+    @property
+    def passed(self) -> bool:
+        return not self.errors and all(c.passed for c in self.checks)
+
+    @property
+    def failures(self) -> list[str]:
+        """Every failure class found, in order, without repeats."""
+        found = [e["failure"] for e in self.errors]
+        found += [c.failure or "value mismatch" for c in self.checks if not c.passed]
+        return list(dict.fromkeys(found))
+
+    @property
+    def failure(self) -> str | None:
+        """The first failure class (None when it passed)."""
+        return self.failures[0] if self.failures else None
+
+    @property
+    def worst(self) -> InputCheck | None:
+        """The failing check with the largest excess over tolerance (or the closest call)."""
+        cands = [c for c in self.checks if c.abs_err.size]
+        if not cands:
+            return None
+        return max(cands, key=lambda c: (not c.passed, float(np.max(c.abs_err - c.band))))
+
+    def eps_sweep(self, eps=None) -> EpsSweep:
+        """Error of the finite difference against eps over many decades (Taylor test).
+
+        Args:
+            eps: step sizes (default: 25 values from 1e-12 to 1e0).
+
+        Returns:
+            An ``EpsSweep``: plain arrays plus which error dominates and a verdict.
+        """
+        if self._sweep is None:
+            raise ValueError(f"eps_sweep: report of {self.function} holds no function to rerun")
+        eps = np.logspace(-12, 0, 25) if eps is None else np.sort(np.asarray(eps, float))
+        return self._sweep(eps, self.eps)
+
+    def summary(self) -> str:
+        lines = [f"check_grads({self.function}, order={self.order}, mode={self.mode}): "
+                 + ("PASS" if self.passed else "FAIL: " + ", ".join(self.failures))]  # fmt: skip
+        lines += [f"  {e['failure']}: {e['message']}" for e in self.errors]
+        lines += [f"  {c.line()}" for c in self.checks]
+        lines += [f"  note: {n}" for n in self.notes]
+        return "\n".join(lines)
+
+    __str__ = summary
+
+    def to_dict(self) -> dict:
+        """Everything as JSON-able plain data (for widgets and saved notebooks)."""
+        return {
+            "function": self.function,
+            "passed": self.passed,
+            "failures": self.failures,
+            "order": self.order,
+            "mode": self.mode,
+            "eps": self.eps,
+            "atol": self.atol,
+            "rtol": self.rtol,
+            "errors": list(self.errors),
+            "notes": list(self.notes),
+            "checks": [c.to_dict() for c in self.checks],
+        }
+
+    def _repr_html_(self) -> str:
+        colour, word = (_OK, "PASS") if self.passed else (_BAD, "FAIL")
+        head = (
+            f"<span style='background:{colour};color:white;padding:1px 6px;border-radius:3px;"
+            f"font-weight:bold'>{word}</span> <code>check_grads({html.escape(self.function)})"
+            f"</code> order {self.order}, {self.mode} mode, eps {self.eps:g}"
+        )
+        cols = ("check", "result", "worst abs err", "index", "analytic", "numerical",
+                "band", "failure class")  # fmt: skip
+        rows = [_html_row(c) for c in self.checks]
+        rows += [
+            f"<tr><td>—</td><td>FAIL</td><td colspan=5>{html.escape(e['message'])}</td>"
+            f"<td>{html.escape(e['failure'])}</td></tr>"
+            for e in self.errors
+        ]
+        notes = "".join(f"<li>{html.escape(n)}</li>" for n in self.notes)
+        return (
+            f"<div class='tv-gradcheck'>{head}<table><tr>"
+            + "".join(f"<th>{c}</th>" for c in cols)
+            + "</tr>"
+            + "".join(rows)
+            + f"</table>{'<ul>' + notes + '</ul>' if notes else ''}</div>"
+        )
+
+
+def _html_row(c: InputCheck) -> str:
+    word = "PASS" if c.passed else "FAIL"
+    colour = _OK if c.passed else _BAD
+    cells = [html.escape(c.label), f"<b style='color:{colour}'>{word}</b>"]
+    if c.abs_err.size:
+        w = c.worst_elements(1)[0]
+        cells += [f"{w['abs_err']:.3g}", str(w["index"]), f"{w['analytic']:.6g}",
+                  f"{w['numerical']:.6g}", f"{w['band']:.3g}"]  # fmt: skip
+    else:
+        cells += ["—"] * 5
+    failure = "" if c.passed else (c.failure or "value mismatch")
+    words = FAILURE_CLASSES.get(failure, "")
+    cells.append(f"<b>{html.escape(failure)}</b><br><small>{html.escape(words)}</small>")
+    row = "<tr>" + "".join(f"<td>{x}</td>" for x in cells) + "</tr>"
+    if c.passed or not c.abs_err.size:
+        return row
+    worst = "; ".join(
+        f"{e['index']}: {e['analytic']:.4g} vs {e['numerical']:.4g}"
+        for e in c.worst_elements(5)
+        if not e["passed"]
+    )
+    detail = html.escape(c.detail + (" " if c.detail else "")) + "worst (analytic vs numerical): "
+    return row + f"<tr><td></td><td colspan=7><small>{detail}{html.escape(worst)}</small></td></tr>"

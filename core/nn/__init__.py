@@ -1,0 +1,58 @@
+"""``tv.nn``: layers, ``Sequential``, training with ``fit``, callbacks and weights on disk.
+
+Example:
+    >>> import core
+    >>> model = core.nn.Sequential([core.nn.Dense(16, "relu"), core.nn.Dense(2)])
+    >>> model(core.ones((4, 3))).shape
+    (4, 2)
+"""
+
+from __future__ import annotations
+
+from .activations import (
+    ELU,
+    GELU,
+    Activation,
+    LeakyReLU,
+    LogSoftmax,
+    ReLU,
+    Sigmoid,
+    Softmax,
+    Softplus,
+    Tanh,
+)
+from .callbacks import Callback, History
+from .layers import AvgPool2D, Conv2D, Dense, Dropout, Flatten, Lambda, MaxPool2D
+from .metrics import accuracy
+from .module import Module, set_seed
+from .sequential import Sequential
+from .training import evaluate, fit, predict
+
+__all__ = [
+    "Activation",
+    "AvgPool2D",
+    "Callback",
+    "Conv2D",
+    "Dense",
+    "Dropout",
+    "ELU",
+    "Flatten",
+    "GELU",
+    "History",
+    "Lambda",
+    "LeakyReLU",
+    "LogSoftmax",
+    "MaxPool2D",
+    "Module",
+    "ReLU",
+    "Sequential",
+    "Sigmoid",
+    "Softmax",
+    "Softplus",
+    "Tanh",
+    "accuracy",
+    "evaluate",
+    "fit",
+    "predict",
+    "set_seed",
+]

@@ -1,0 +1,270 @@
+"""``Module``: the base of layers and models (Keras-style lazy build, PyTorch-style modes).
+
+A module creates its variables on the first call, from the input's shape (``build``), then
+checks every later input against that shape. ``parameters()`` walks the module's attributes
+in order (variables, sub-modules, lists of them, and any object with a ``parameters()``).
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from collections import defaultdict
+
+import numpy as np
+
+from ..engine import name_scope, no_grad
+from ..tensor import Tensor, Variable, _to_array
+
+__all__ = ["Module", "set_seed"]
+
+_NAME_COUNTS: defaultdict = defaultdict(itertools.count)
+_RNG = [np.random.default_rng()]
+
+
+def set_seed(seed: int) -> None:
+    """Seed the generator layers draw their initial weights (and dropout masks) from.
+
+    Example:
+        >>> import core
+        >>> core.nn.set_seed(0)
+        >>> a = core.nn.Dense(2)(core.ones((1, 3))).numpy()
+        >>> core.nn.set_seed(0)
+        >>> bool((a == core.nn.Dense(2)(core.ones((1, 3))).numpy()).all())
+        True
+    """
+    _RNG[0] = np.random.default_rng(seed)
+
+
+def _rng(seed=None) -> np.random.Generator:
+    return _RNG[0] if seed is None else np.random.default_rng(seed)
+
+
+def _snake(name: str) -> str:
+    return re.sub(r"(?<=[a-z])(?=[A-Z][a-z])", "_", name).lower()
+
+
+def _unique_name(base: str) -> str:
+    n = next(_NAME_COUNTS[base])
+    return base if n == 0 else f"{base}_{n}"
+
+
+def _as_input(x, where: str) -> Tensor:
+    if isinstance(x, Tensor):
+        return x
+    arr = _to_array(x, where=where)
+    if arr.dtype.kind != "f":
+        arr = arr.astype(np.float32)
+    return Tensor(arr)
+
+
+class Module:
+    """Base class: subclass it, create variables in ``build``, compute in ``forward``.
+
+    Attributes:
+        name: unique name (``dense``, ``dense_1``, ...), used as the tape's name scope.
+        training: True in training mode (``train()``), False after ``eval()``.
+        built: whether ``build`` has run.
+
+    Example:
+        >>> import core
+        >>> class Scale(core.nn.Module):
+        ...     def build(self, input_shape):
+        ...         self.w = self.add_weight("w", (input_shape[-1],), "ones")
+        ...     def forward(self, x):
+        ...         return x * self.w
+        >>> Scale()(core.ones((2, 3))).shape
+        (2, 3)
+    """
+
+    def __init__(self, name: str | None = None):
+        self.name = name or _unique_name(_snake(type(self).__name__))
+        self.training = True
+        self.built = False
+        self.stop_training = False
+        self.input_shape = None  # feature shape (batch axis dropped) seen at build
+        self.output_shape = None  # (None, ...) of the last output
+        self.dtype = np.dtype("float32")  # the input's float dtype, set at build
+
+    # --- subclass API --------------------------------------------------------------------
+    def build(self, input_shape: tuple) -> None:
+        """Create variables for inputs of ``input_shape`` (batch axis included)."""
+
+    def forward(self, x):
+        raise NotImplementedError(f"{type(self).__name__}.forward is not implemented")
+
+    def check_input(self, x: Tensor) -> None:
+        """Raise a ValueError when ``x`` does not match the shape seen at build."""
+        if self.input_shape is not None and tuple(x.shape[1:]) != self.input_shape:
+            raise ValueError(
+                f"{type(self).__name__} {self.name!r}: expected input of shape "
+                f"{(None, *self.input_shape)}, got {tuple(x.shape)}"
+            )
+
+    def add_weight(self, name, shape, initializer="glorot_uniform", dtype=None, seed=None):
+        """A new trainable Variable named ``<module name>/<name>`` (dtype: the input's)."""
+        dtype = np.dtype(dtype or self.dtype)
+        value = _initial_value(initializer, tuple(shape), dtype, _rng(seed))
+        return Variable(value, f"{self.name}/{name}")
+
+    # --- calling -------------------------------------------------------------------------
+    def __call__(self, x):
+        x = _as_input(x, f"{type(self).__name__} {self.name!r}")
+        with name_scope(self.name):
+            if not self.built:
+                self.dtype = x.dtype if x.dtype.kind == "f" else np.dtype("float32")
+                self.build(tuple(x.shape))
+                self.input_shape = tuple(x.shape[1:])
+                self.built = True
+            else:
+                self.check_input(x)
+            y = self.forward(x)
+        if isinstance(y, Tensor):
+            self.output_shape = (None, *y.shape[1:])
+        return y
+
+    # --- modes and parameters ------------------------------------------------------------
+    def train(self, mode: bool = True) -> Module:
+        """Set training mode (dropout active) on this module and its children; returns self."""
+        self.training = bool(mode)
+        for m in self.children():
+            if isinstance(m, Module):
+                m.train(mode)
+        return self
+
+    def eval(self) -> Module:
+        """Evaluation mode (dropout off); returns self."""
+        return self.train(False)
+
+    def children(self) -> list:
+        """Direct sub-modules (and parameter-carrying callables) in attribute order."""
+        out = []
+        for value in vars(self).values():
+            for item in value if isinstance(value, (list, tuple)) else (value,):
+                if isinstance(item, Module) or (
+                    not isinstance(item, Tensor) and hasattr(item, "parameters")
+                ):
+                    out.append(item)
+        return out
+
+    def named_parameters(self, prefix: str = "") -> list[tuple[str, Variable]]:
+        """``(path, variable)`` pairs: ``kernel``, ``layers.0.kernel``, ... (no repeats)."""
+        out, seen = [], set()
+        for key, value in vars(self).items():
+            items = enumerate(value) if isinstance(value, (list, tuple)) else [(None, value)]
+            for i, item in items:
+                path = prefix + key + ("" if i is None else f".{i}")
+                for name, v in _params_of(item, path):
+                    if id(v) not in seen:
+                        seen.add(id(v))
+                        out.append((name, v))
+        return out
+
+    def parameters(self) -> list[Variable]:
+        """Every Variable of this module and its children, in order."""
+        return [v for _, v in self.named_parameters()]
+
+    def trainable_parameters(self) -> list[Variable]:
+        return [v for v in self.parameters() if v.trainable]
+
+    def count_params(self) -> int:
+        return int(sum(v.size for v in self.parameters()))
+
+    def extra_repr(self) -> str:
+        return ""
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.extra_repr()})"
+
+    def build_for(self, input_shape) -> Module:
+        """Build every layer for inputs of feature shape ``input_shape`` (no batch axis)."""
+        with no_grad():
+            self(np.zeros((1, *input_shape), np.float32))
+        return self
+
+    def summary(self, input_shape=None, print_fn=print) -> None:
+        """Print a table of layers, output shapes and parameter counts (Keras style).
+
+        Args:
+            input_shape: feature shape (no batch axis) to build an unbuilt model with.
+            print_fn: where the lines go.
+        """
+        if input_shape is not None and not self.built:
+            self.build_for(input_shape)
+        if not self.built:
+            raise ValueError(
+                f"{type(self).__name__} {self.name!r}.summary: the model is not built yet; call it on a "
+                "batch or pass input_shape=(features...)"
+            )
+        from .sequential import summary_table
+
+        print_fn(summary_table(self))
+
+    def predict(self, x, batch_size: int = 256) -> Tensor:
+        """Outputs for ``x`` in eval mode, without recording, in batches."""
+        from .training import predict
+
+        return predict(self, x, batch_size)
+
+    def evaluate(self, x, y, loss, batch_size: int = 256, metrics="auto") -> dict:
+        """Mean loss (and metrics) over ``x, y`` in eval mode: ``{"loss": ..., ...}``."""
+        from .training import evaluate
+
+        return evaluate(self, x, y, loss, batch_size, metrics)
+
+    def fit(self, x, y, loss, optimizer, epochs: int = 1, batch_size: int = 32, **kwargs):
+        """Train; see ``core.nn.training.fit`` for every argument. Returns a ``History``."""
+        from .training import fit
+
+        return fit(self, x, y, loss, optimizer, epochs, batch_size, **kwargs)
+
+    # --- weights on disk -----------------------------------------------------------------
+    def save_weights(self, path) -> None:
+        """Write every parameter to an ``.npz`` file (no pickle), keyed by its path."""
+        from .weights import save_weights
+
+        save_weights(self, path)
+
+    def load_weights(self, path) -> None:
+        """Read weights saved by ``save_weights``; on any mismatch raise and change nothing."""
+        from .weights import load_weights
+
+        load_weights(self, path)
+
+
+def _params_of(item, path):
+    if isinstance(item, Variable):
+        return [(path, item)]
+    if isinstance(item, Module):
+        return item.named_parameters(path + ".")
+    if not isinstance(item, Tensor) and callable(getattr(item, "parameters", None)):
+        params = [p for p in item.parameters() if isinstance(p, Variable)]
+        return [(f"{path}.{j}", p) for j, p in enumerate(params)]
+    return []
+
+
+def _initial_value(init, shape, dtype, rng) -> np.ndarray:
+    if callable(init):
+        return np.asarray(init(shape, dtype), dtype)
+    if init == "zeros":
+        return np.zeros(shape, dtype)
+    if init == "ones":
+        return np.ones(shape, dtype)
+    fan_in, fan_out = _fans(shape)
+    if init == "glorot_uniform":
+        limit = np.sqrt(6.0 / max(fan_in + fan_out, 1))
+        return rng.uniform(-limit, limit, shape).astype(dtype)
+    if init == "he_normal":
+        return (rng.standard_normal(shape) * np.sqrt(2.0 / max(fan_in, 1))).astype(dtype)
+    raise ValueError(
+        f"add_weight: unknown initializer {init!r} (expected 'glorot_uniform', 'he_normal', "
+        "'zeros', 'ones' or a function (shape, dtype) -> array)"
+    )
+
+
+def _fans(shape):
+    if len(shape) < 2:
+        n = shape[0] if shape else 1
+        return n, n
+    receptive = int(np.prod(shape[:-2]))
+    return shape[-2] * receptive, shape[-1] * receptive

@@ -1,0 +1,131 @@
+"""What a tape records: ``Node`` (one kernel run) and ``SavedValue`` (one value kept for
+backward). Plain data with forward references only: tapeviz reads them, the engine
+differentiates them.
+"""
+
+from __future__ import annotations
+
+from .tensor import Tensor
+
+__all__ = ["Node", "SavedValue"]
+
+
+class SavedValue:
+    """One value kept for backward. ``role`` is ``"input"``, ``"output"`` or ``"memory"``.
+
+    ``needed`` is False for a value the gradient config names but no gradient of this node
+    will read (only a constant's gradient would): it is not kept (``released``, 0 bytes).
+    """
+
+    __slots__ = ("role", "name", "tensor", "_meta", "intermediate", "needed")
+
+    def __init__(self, role: str, name, tensor: Tensor, intermediate: bool = False):
+        self.role = role
+        self.name = name
+        self.tensor = tensor
+        self._meta = None
+        self.intermediate = intermediate
+        self.needed = True
+
+    @classmethod
+    def _unneeded(cls, role: str, name, tensor: Tensor) -> SavedValue:
+        s = cls(role, name, None)
+        s._meta = (tensor._data.shape, tensor._data.dtype, 0)
+        s.needed = False
+        return s
+
+    def _describe(self):
+        d = self.tensor._data
+        return (d.shape, d.dtype, d.nbytes)
+
+    @property
+    def shape(self):
+        return self._meta[0] if self._meta else self.tensor.shape
+
+    @property
+    def dtype(self):
+        return self._meta[1] if self._meta else self.tensor.dtype
+
+    @property
+    def nbytes(self) -> int:
+        return self._meta[2] if self._meta else self.tensor.nbytes
+
+    @property
+    def released(self) -> bool:
+        return self.tensor is None
+
+    def release(self) -> None:
+        if self.tensor is not None:
+            self._meta = self._describe() if self.tensor._data is not None else (None, None, 0)
+            self.tensor = None
+
+    def __repr__(self):
+        state = ", released" if self.released else ""
+        return (
+            f"SavedValue({self.role} {self.name!r}, shape={self.shape}, dtype={self.dtype}, "
+            f"nbytes={self.nbytes}{state})"
+        )
+
+
+class Node:
+    """One recorded kernel run. Plain data: tapeviz reads it, the engine differentiates it.
+
+    Attributes:
+        id: stable id within the tape (forward and backward nodes share the counter).
+        kernel: kernel name; backend: backend that ran it.
+        inputs: ``{name: Tensor}``; outputs: tuple of Tensors; attrs: non-tensor args.
+        saved: list of ``SavedValue`` (empty on backward nodes: this tape never
+            differentiates them; an outer tape recording them keeps its own).
+        grad: the ``GradConfig`` in force when recorded (None: not differentiable).
+        style: ``"builtin"``, ``"override"``, ``"custom_grad"``, ``"DifferentiableFunction"``,
+            ``"CompiledLayer"`` or ``"gradient"`` (a backward node).
+        label: what to call it (the user's function name for custom gradients).
+        scope: name scope path ("" at top level); source: (file, line, function) or None.
+        grad_of: for backward nodes, the id of the forward node whose gradient ran it.
+    """
+
+    __slots__ = (
+        "id",
+        "kernel",
+        "backend",
+        "inputs",
+        "outputs",
+        "attrs",
+        "saved",
+        "grad",
+        "style",
+        "label",
+        "scope",
+        "source",
+        "grad_of",
+        "info",
+    )
+
+    def __init__(self, id, kernel, backend, inputs, outputs, attrs, saved, grad, style, label):
+        self.id = id
+        self.kernel = kernel
+        self.backend = backend
+        self.inputs = inputs
+        self.outputs = outputs
+        self.attrs = attrs
+        self.saved = saved
+        self.grad = grad
+        self.style = style
+        self.label = label
+        self.scope = ""
+        self.source = None
+        self.grad_of = None
+        self.info = None
+
+    @property
+    def saved_nbytes(self) -> int:
+        return sum(s.nbytes for s in self.saved)
+
+    def __repr__(self):
+        ins = ", ".join(f"{k}: {_shape(t)}" for k, t in self.inputs.items())
+        outs = ", ".join(str(_shape(t)) for t in self.outputs)
+        return f"Node({self.id} {self.label} [{self.backend}] ({ins}) -> {outs})"
+
+
+def _shape(t):
+    return t.shape if t._data is not None else "<disposed>"

@@ -1,0 +1,110 @@
+"""Tensor operators and method forms (``x + y``, ``x.exp()``, ``x.T``): all dispatch to
+core.ops, bound here by core.ops at import (tensor.py itself never imports the ops)."""
+
+from __future__ import annotations
+
+_ops = None  # the core.ops module
+
+
+class TensorOperators:
+    """Mixin of ``Tensor``: Python operators and numpy-named methods as ops."""
+
+    __slots__ = ()
+
+    # --- operators (dispatch to core.ops) -----------------------------------------------
+    def __add__(self, o):
+        return _ops.add(self, o)
+
+    def __radd__(self, o):
+        return _ops.add(o, self)
+
+    def __sub__(self, o):
+        return _ops.sub(self, o)
+
+    def __rsub__(self, o):
+        return _ops.sub(o, self)
+
+    def __mul__(self, o):
+        return _ops.mul(self, o)
+
+    def __rmul__(self, o):
+        return _ops.mul(o, self)
+
+    def __truediv__(self, o):
+        return _ops.div(self, o)
+
+    def __rtruediv__(self, o):
+        return _ops.div(o, self)
+
+    def __pow__(self, o):
+        return _ops.pow(self, o)
+
+    def __rpow__(self, o):
+        return _ops.pow(o, self)
+
+    def __matmul__(self, o):
+        return _ops.matmul(self, o)
+
+    def __rmatmul__(self, o):
+        return _ops.matmul(o, self)
+
+    def __neg__(self):
+        return _ops.neg(self)
+
+    def __pos__(self):
+        return self
+
+    def __abs__(self):
+        return _ops.abs(self)
+
+    def __gt__(self, o):
+        return _ops.greater(self, o)
+
+    def __ge__(self, o):
+        return _ops.greater_equal(self, o)
+
+    def __lt__(self, o):
+        return _ops.less(self, o)
+
+    def __le__(self, o):
+        return _ops.less_equal(self, o)
+
+    def __eq__(self, o):  # elementwise, as numpy
+        return _ops.equal(self, o)
+
+    def __ne__(self, o):
+        return _ops.not_equal(self, o)
+
+    def __getitem__(self, key):
+        return _ops.getitem(self, key)
+
+    def __setitem__(self, key, value):
+        raise TypeError(
+            "tensors are immutable: use tv.where, tv.pad or a Variable's assign instead of "
+            "item assignment"
+        )
+
+    # --- method forms of ops -------------------------------------------------------------
+    @property
+    def T(self):
+        return _ops.transpose(self)
+
+    def __getattr__(self, attr):
+        method = _METHODS.get(attr)
+        if method is None:
+            raise AttributeError(f"'{type(self).__name__}' object has no attribute {attr!r}")
+        fn = getattr(_ops, method)
+        return lambda *a, **k: fn(self, *a, **k)
+
+
+# Tensor methods that are ops with the tensor first: x.exp(), x.sum(axis=0), …
+_METHODS = {
+    name: name
+    for name in (
+        "exp log log1p sqrt rsqrt square reciprocal sin cos tan tanh sigmoid relu abs sign "
+        "neg sum mean max min prod logsumexp softmax log_softmax reshape transpose "
+        "expand_dims squeeze broadcast_to tile pad clip cast matmul flatten var std "
+        "argmax argmin gather"
+    ).split()
+}
+_METHODS["astype"] = "cast"

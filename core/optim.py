@@ -1,0 +1,226 @@
+"""Optimizers with TensorFlow.js's ``minimize`` and ``apply_gradients``.
+
+Updates run on the variables' arrays (not recorded) and land with ``Variable.assign``:
+sgd: w -= lr*g; momentum: a = m*a + g, w -= lr*a (nesterov: w -= lr*(g + m*a));
+rmsprop: s = d*s + (1-d)*g^2, w -= lr*g/sqrt(s + eps) (centered: s - mean^2);
+adam: m = b1*m + (1-b1)*g, v = b2*v + (1-b2)*g^2, w -= lr*m^/(sqrt(v^) + eps) with
+m^ = m/(1-b1^t), v^ = v/(1-b2^t) (TensorFlow.js's form).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .tape import Tape
+from .tensor import Tensor, Variable
+
+__all__ = ["Optimizer", "SGD", "Momentum", "RMSProp", "Adam", "get"]
+
+
+class Optimizer:
+    """Base: subclasses implement ``_update(var, g, state) -> new value``.
+
+    Attributes:
+        learning_rate: step size (may be changed between steps).
+        iterations: number of ``apply_gradients`` calls so far.
+    """
+
+    def __init__(self, learning_rate: float):
+        if not learning_rate > 0:
+            raise ValueError(
+                f"{type(self).__name__}: learning_rate must be > 0, got {learning_rate!r}"
+            )
+        self.learning_rate = float(learning_rate)
+        self.iterations = 0
+        self._state: dict[int, dict] = {}
+
+    def minimize(self, loss_fn, var_list=None, return_cost: bool = False):
+        """Run ``loss_fn()`` under a tape, differentiate, update the variables, release.
+
+        Args:
+            loss_fn: no-argument function returning a scalar loss Tensor.
+            var_list: variables to train (default: every trainable variable the loss used).
+            return_cost: return the loss tensor.
+
+        Returns:
+            The loss (when ``return_cost``), else None.
+
+        Example:
+            >>> import core
+            >>> w = core.variable([3.0])
+            >>> opt = core.optim.SGD(0.1)
+            >>> for _ in range(50):
+            ...     opt.minimize(lambda: core.sum(w * w))
+            >>> abs(w.item()) < 1e-3
+            True
+        """
+        who = f"{type(self).__name__}.minimize"
+        if var_list is not None:
+            var_list = _check_vars(var_list, who)
+        tape = Tape()
+        try:
+            with tape:
+                if var_list is not None:
+                    tape.watch(var_list)
+                loss = loss_fn()
+            _check_loss(loss, who)
+            if var_list is None:
+                var_list = [v for v in tape.watched.values() if isinstance(v, Variable)]
+                var_list = [v for v in var_list if v.trainable]
+                if not var_list:
+                    raise ValueError(
+                        f"{who}: the loss uses no trainable variable; pass var_list or use "
+                        "tv.variable(...) in loss_fn"
+                    )
+            grads = tape.gradient(loss, var_list)
+        finally:
+            tape.release()  # nothing saved for backward outlives the step, even on errors
+            del tape
+        self.apply_gradients(list(zip(grads, var_list)), _who=who)
+        return loss if return_cost else None
+
+    def apply_gradients(self, grads_and_vars, _who=None) -> None:
+        """Update each variable with its gradient: a list of ``(gradient, variable)`` pairs.
+        Pairs whose gradient is None are skipped (the loss does not depend on them)."""
+        who = _who or f"{type(self).__name__}.apply_gradients"
+        pairs = list(grads_and_vars)
+        _check_vars([v for _, v in pairs], who)
+        used = [(g, v) for g, v in pairs if g is not None]
+        if not used:
+            raise ValueError(
+                f"{who}: no gradients to apply: the loss does not depend on any of the "
+                f"{len(pairs)} variables"
+            )
+        self.iterations += 1
+        for g, v in used:
+            garr = g.data if isinstance(g, Tensor) else np.asarray(g)
+            if garr.shape != v.shape:
+                raise ValueError(
+                    f"{who}: gradient of shape {garr.shape} for variable {v._label()} of shape "
+                    f"{v.shape}"
+                )
+            state = self._state.setdefault(v.id, {})
+            v.assign(self._update(v.data, garr.astype(v.dtype, copy=False), state))
+
+    def _update(self, w: np.ndarray, g: np.ndarray, state: dict) -> np.ndarray:
+        raise NotImplementedError
+
+    def _zeros(self, state, key, like):
+        arr = state.get(key)
+        if arr is None:
+            arr = state[key] = np.zeros_like(like)
+        return arr
+
+    def __repr__(self):
+        args = ", ".join(f"{k}={v}" for k, v in vars(self).items() if not k.startswith("_"))
+        return f"{type(self).__name__}({args})"
+
+
+def _check_vars(var_list, who):
+    var_list = list(var_list)
+    bad = [type(v).__name__ for v in var_list if not isinstance(v, Variable)]
+    if bad:
+        raise TypeError(f"{who}: var_list must hold Variables, got {bad[0]}")
+    if not any(v.trainable for v in var_list):
+        raise ValueError(f"{who}: no trainable variables ({len(var_list)} given, none trainable)")
+    return var_list
+
+
+def _check_loss(loss, who):
+    if not isinstance(loss, Tensor):
+        raise TypeError(f"{who}: loss_fn must return a scalar Tensor, got {type(loss).__name__}")
+    if loss.size != 1:
+        raise ValueError(
+            f"{who}: loss_fn must return a scalar, got a tensor of shape {loss.shape}; "
+            "reduce it, e.g. tv.mean(...)"
+        )
+    if loss.dtype.kind != "f":
+        raise TypeError(f"{who}: the loss must be floating, got {loss.dtype}")
+
+
+class SGD(Optimizer):
+    """Plain gradient descent: ``w -= learning_rate * g``."""
+
+    def __init__(self, learning_rate: float = 0.01):
+        super().__init__(learning_rate)
+
+    def _update(self, w, g, state):
+        return w - self.learning_rate * g
+
+
+class Momentum(Optimizer):
+    """Gradient descent with momentum (TensorFlow.js ``train.momentum``)."""
+
+    def __init__(self, learning_rate: float = 0.01, momentum: float = 0.9, use_nesterov=False):
+        super().__init__(learning_rate)
+        self.momentum, self.use_nesterov = float(momentum), bool(use_nesterov)
+
+    def _update(self, w, g, state):
+        a = self._zeros(state, "accum", w)
+        a *= self.momentum
+        a += g
+        step = g + self.momentum * a if self.use_nesterov else a
+        return w - self.learning_rate * step
+
+
+class RMSProp(Optimizer):
+    """RMSProp: divide the step by a running RMS of the gradient."""
+
+    def __init__(self, learning_rate=0.001, decay=0.9, momentum=0.0, epsilon=1e-7, centered=False):
+        super().__init__(learning_rate)
+        self.decay, self.momentum, self.epsilon = float(decay), float(momentum), float(epsilon)
+        self.centered = bool(centered)
+
+    def _update(self, w, g, state):
+        s = self._zeros(state, "ms", w)
+        s *= self.decay
+        s += (1 - self.decay) * g * g
+        denom = s
+        if self.centered:
+            mg = self._zeros(state, "mg", w)
+            mg *= self.decay
+            mg += (1 - self.decay) * g
+            denom = s - mg * mg
+        step = self.learning_rate * g / np.sqrt(denom + self.epsilon)
+        if self.momentum:
+            mom = self._zeros(state, "mom", w)
+            mom *= self.momentum
+            mom += step
+            step = mom
+        return w - step
+
+
+class Adam(Optimizer):
+    """Adam with bias correction (Kingma and Ba)."""
+
+    def __init__(self, learning_rate=0.001, beta1=0.9, beta2=0.999, epsilon=1e-7):
+        super().__init__(learning_rate)
+        self.beta1, self.beta2, self.epsilon = float(beta1), float(beta2), float(epsilon)
+
+    def _update(self, w, g, state):
+        m, v = self._zeros(state, "m", w), self._zeros(state, "v", w)
+        t = state["t"] = state.get("t", 0) + 1
+        m *= self.beta1
+        m += (1 - self.beta1) * g
+        v *= self.beta2
+        v += (1 - self.beta2) * (g * g)
+        m_hat = m / (1 - self.beta1**t)
+        v_hat = v / (1 - self.beta2**t)
+        return w - (self.learning_rate * m_hat / (np.sqrt(v_hat) + self.epsilon)).astype(
+            w.dtype, copy=False
+        )
+
+
+_NAMES = {"sgd": SGD, "momentum": Momentum, "rmsprop": RMSProp, "adam": Adam}
+
+
+def get(optimizer) -> Optimizer:
+    """An optimizer from an instance or a name (``"sgd"``, ``"momentum"``, ``"adam"``, ...)."""
+    if isinstance(optimizer, Optimizer):
+        return optimizer
+    cls = _NAMES.get(optimizer.lower()) if isinstance(optimizer, str) else None
+    if cls is None:
+        raise ValueError(
+            f"optim.get: expected an Optimizer or one of {', '.join(_NAMES)}, got {optimizer!r}"
+        )
+    return cls()

@@ -1,0 +1,181 @@
+"""Collapse a big graph into groups: one node per name scope, runs of unscoped ops chunked,
+repeated identical blocks (same kernel sequence) marked and, when consecutive, merged."""
+
+from __future__ import annotations
+
+import math
+from collections import Counter, defaultdict
+
+
+def _summary(kernels: list[str]) -> str:
+    top = Counter(kernels).most_common(3)
+    text = " ".join(f"{k}\u00d7{n}" for k, n in top)
+    return text + (" \u2026" if len(set(kernels)) > 3 else "")
+
+
+def _new_group(gid: str, label: str) -> dict:
+    return {"id": gid, "label": label, "members": [], "kernels": [], "saved_bytes": 0}
+
+
+def plan(data, max_nodes: int = 300, depth: int = 1, merge_repeats: bool = True) -> dict:
+    """Group the forward ops of ``data`` so that at most about ``max_nodes // 2`` units remain.
+
+    Args:
+        data: GraphData.
+        max_nodes: the node budget of the drawing.
+        depth: how many scope levels name a group (``"a/b/c"`` with depth 1 -> ``"a"``).
+        merge_repeats: merge consecutive groups with the same kernel sequence into one node.
+
+    Returns:
+        ``{"op_group": {op id: group id}, "groups": [group dict]}``; ops missing from
+        ``op_group`` stay as single nodes.
+    """
+    groups: dict[str, dict] = {}
+    op_group: dict[str, str] = {}
+    loose = []
+    for op in data.ops:
+        if not op["scope"]:
+            loose.append(op)
+            continue
+        key = "/".join(op["scope"].split("/")[:depth])
+        grp = groups.setdefault(key, _new_group(f"c{len(groups)}", key))
+        grp["members"].append(op["id"])
+        grp["kernels"].append(op["kernel"])
+        grp["saved_bytes"] += op["saved_bytes"]
+        op_group[op["id"]] = grp["id"]
+    ordered = list(groups.values())
+    target = max(min(max_nodes // 2, 60), 8)
+    if merge_repeats and len(loose) + len(ordered) > target:
+        ordered = _merge_repeats(ordered, op_group)
+    if len(loose) + len(ordered) > target:
+        budget = max(min(target - len(ordered), 24), 1)  # a chain reads best in few chunks
+        ordered += _chunk(loose, budget, op_group, len(ordered))
+    seen = {}
+    for grp in ordered:
+        sig = tuple(grp["kernels"])
+        grp["n_ops"] = len(grp["members"])
+        grp["summary"] = _summary(grp["kernels"])
+        grp["same_as"] = seen.get(sig) if len(sig) > 1 and not grp.get("chunk") else None
+        seen.setdefault(sig, grp["label"])
+    return {"op_group": op_group, "groups": ordered}
+
+
+def _merge_repeats(ordered: list[dict], op_group: dict) -> list[dict]:
+    merged: list[dict] = []
+    for grp in ordered:
+        last = merged[-1] if merged else None
+        if last is not None and last.get("_sig") == tuple(grp["kernels"]) and len(grp["kernels"]):
+            last["repeat"] += 1
+            last["label"] = (
+                f"{last['_first']} \u2026 {grp['label']} (\u00d7{last['repeat']} identical)"
+            )
+            for m in grp["members"]:
+                op_group[m] = last["id"]
+            last["members"] += grp["members"]
+            last["saved_bytes"] += grp["saved_bytes"]
+            continue
+        grp["_sig"], grp["_first"], grp["repeat"] = tuple(grp["kernels"]), grp["label"], 1
+        merged.append(grp)
+    for grp in merged:
+        if grp["repeat"] > 1:
+            grp["kernels"] = list(grp["_sig"])  # one block's kernels; members hold all
+        del grp["_sig"], grp["_first"]
+    return merged
+
+
+def _chunk(loose: list[dict], budget: int, op_group: dict, start: int) -> list[dict]:
+    size = max(2, math.ceil(len(loose) / max(budget, 1)))
+    out = []
+    for i in range(0, len(loose), size):
+        part = loose[i : i + size]
+        grp = _new_group(f"c{start + len(out)}", f"ops {part[0]['id']}\u2013{part[-1]['id']}")
+        grp["chunk"] = True
+        for op in part:
+            grp["members"].append(op["id"])
+            grp["kernels"].append(op["kernel"])
+            grp["saved_bytes"] += op["saved_bytes"]
+            op_group[op["id"]] = grp["id"]
+        out.append(grp)
+    return out
+
+
+def draw_forward(data, opts, out, plan) -> None:
+    """Statements for the collapsed forward graph: groups, loose ops, aggregated edges."""
+    from .nodes import group_node, op_node, plain_edge, tensor_node
+    from .style import attr
+
+    og = plan["op_group"]
+    for grp in plan["groups"]:
+        out.scoped[""].append(group_node(grp, opts))
+    for op in data.ops:
+        if op["id"] not in og:
+            out.scoped[""].append(op_node(op, opts))
+            out.present.add(("op", op["style"]))
+    out.present.add(("op", "group"))
+    out.n_units += len(plan["groups"]) + sum(op["id"] not in og for op in data.ops)
+    tensors = {t["id"]: t for t in data.tensors}
+    ends = [t for t in data.tensors if t["role"] in ("input", "variable", "output")]
+    show_ends = len(ends) <= 40
+    hidden = [t for t in data.tensors if t["role"] == "constant" or not show_ends]
+    for t in ends if show_ends else ():
+        out.scoped[""].append(tensor_node(t, opts))
+        out.present.add(("tensor", t["role"]))
+    if hidden:
+        n_const = sum(t["role"] == "constant" for t in hidden)
+        text = f"collapsed: {n_const} constants, {len(hidden) - n_const} other tensors not drawn"
+        out.scoped[""].append(f'"hidden" [shape=plaintext, fontsize=9, label={attr(text)}]')
+    agg = defaultdict(int)
+    for e in data.edges:
+        src_t = tensors.get(e["src"])
+        if src_t is not None:
+            dst = og.get(e["dst"], e["dst"])
+            prod = src_t["producer"]
+            if not prod and (src_t["role"] == "constant" or not show_ends):
+                continue
+            src = og.get(prod, prod) if prod else src_t["id"]
+        else:
+            src = og.get(e["src"], e["src"])
+            t = tensors[e["dst"]]
+            if t["role"] != "output" or not show_ends:
+                continue
+            dst = t["id"]
+        if src != dst:
+            agg[(src, dst)] += e["bytes"]
+    for (src, dst), nbytes in agg.items():
+        out.edges.append(plain_edge(src, dst, nbytes))
+
+
+def draw_backward(data, opts, out, plan) -> None:
+    """Statements for the collapsed backward graph: one node per group's gradient ops."""
+    from .nodes import group_node, plain_edge
+
+    og = plan["op_group"]
+    labels = {g["id"]: g["label"] for g in plan["groups"]}
+    labels.update({op["id"]: op["label"] for op in data.ops if op["id"] not in og})
+    units: dict[str, dict] = {}
+    unit_of = {}
+    for bop in data.backward_ops:
+        fwd = og.get(bop["grad_of"], bop["grad_of"])
+        uid = "b" + fwd
+        grp = units.setdefault(uid, _new_group(uid, "\u2202 " + labels.get(fwd, fwd)))
+        grp["members"].append(bop["id"])
+        grp["kernels"].append(bop["kernel"])
+        unit_of[bop["id"]] = uid
+    for grp in units.values():
+        grp.update(n_ops=len(grp["members"]), summary=_summary(grp["kernels"]), same_as=None)
+        out.scoped[""].append(group_node(grp, opts))
+    out.n_units += len(units)
+    out.present.add(("op", "group"))
+    producer = {e["dst"]: e["src"] for e in data.backward_edges if e["src"] in unit_of}
+    agg = defaultdict(int)
+    for e in data.backward_edges:
+        if e["dst"] not in unit_of or e["kind"] == "saved":
+            continue
+        src = producer.get(e["src"], e["src"]) if e["kind"] == "grad" else e["src"]
+        if src not in unit_of:
+            continue  # the seed dy
+        a, b = unit_of[src], unit_of[e["dst"]]
+        if a != b:
+            agg[(a, b)] += e["bytes"]
+    for (src, dst), nbytes in agg.items():
+        out.edges.append(plain_edge(src, dst, nbytes))

@@ -1,0 +1,206 @@
+"""Assemble DOT text from GraphData: forward, backward or both, scopes as clusters, collapse."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+from . import collapse as _collapse
+from .labels import label
+from .nodes import (
+    PARTIAL,
+    cluster_label,
+    edge,
+    grad_node,
+    legend,
+    op_node,
+    plain_edge,
+    saved_node,
+    statement,
+    tensor_node,
+)
+from .style import HIGHLIGHTS, SAVED_STYLE, attr
+
+MODES = ("forward", "backward", "both")
+
+
+@dataclass
+class Options:
+    """How to draw (see ``render.to_dot`` for the meaning of each field)."""
+
+    mode: str = "forward"
+    show_saved: bool = True
+    show_values: bool = True
+    rankdir: str | None = None
+    highlight: dict = field(default_factory=dict)  # id -> (state, text or None)
+    collapse: bool | None = None
+    max_nodes: int = 300
+    legend: bool = True
+    has_backward: bool = False
+    html: bool = True  # HTML-like labels (system dot); False: plain text (wasm)
+
+
+class _Out:
+    def __init__(self):
+        self.scoped = defaultdict(list)  # scope path -> statements
+        self.edges: list[str] = []
+        self.present: set = set()
+        self.n_units = 0
+
+
+def build(data, opts: Options) -> str:
+    """DOT text for ``data`` drawn with ``opts``."""
+    out = _Out()
+    collapsed = opts.collapse
+    if collapsed is None:
+        drawn = len(data.ops) if opts.mode != "backward" else 0
+        drawn += len(data.backward_ops) if opts.mode != "forward" else 0
+        collapsed = drawn > opts.max_nodes
+    plan = _collapse.plan(data, opts.max_nodes) if collapsed else None
+    if opts.mode in ("forward", "both"):
+        (_collapse.draw_forward if plan else _forward)(data, opts, out, plan)
+    if opts.mode in ("backward", "both"):
+        (_collapse.draw_backward if plan else _backward)(data, opts, out, plan)
+    for state, _ in opts.highlight.values():
+        out.present.add(("highlight", state))
+    rankdir = opts.rankdir or ("LR" if out.n_units <= 6 else "TB")  # chains read LR
+    lines = [
+        "digraph tapeviz {",
+        f'graph [rankdir="{rankdir}", compound=true, fontname="Helvetica", fontsize=10, '
+        'nodesep=0.22, ranksep=0.32, bgcolor="white", pad=0.15];',
+        'node [fontname="Helvetica", fontsize=10, margin="0.06,0.03", height=0.3];',
+        'edge [fontname="Helvetica", fontsize=8, color="#555555", arrowsize=0.6];',
+    ]
+    _emit_scopes(out.scoped, lines, opts)
+    lines += out.edges
+    if opts.legend:
+        lines.extend(legend(out.present, opts))
+    lines.append("}")
+    return "\n".join(lines)
+
+
+def _emit_scopes(scoped: dict, lines: list, opts) -> None:
+    children = defaultdict(set)
+    for path in list(scoped):
+        parts = path.split("/") if path else []
+        for i in range(len(parts)):
+            children["/".join(parts[:i])].add("/".join(parts[: i + 1]))
+    counter = iter(range(1_000_000))
+
+    def emit(path):
+        lines.extend(scoped.get(path, ()))
+        for child in sorted(children[path]):
+            name = child.rsplit("/", 1)[-1]
+            lines.append(f'subgraph "cluster_scope{next(counter)}" {{')
+            lines.append(f"label={cluster_label(name, None, opts)};")
+            lines.append('style="rounded,dashed"; color="#8C8C8C";')
+            emit(child)
+            lines.append("}")
+
+    emit("")
+
+
+def _forward(data, opts, out, plan):
+    saved_by_op = defaultdict(list)
+    for s in data.saved:
+        saved_by_op[s["op"]].append(s)
+    scope_of = {}
+    for op in data.ops:
+        scope_of[op["id"]] = op["scope"]
+        out.scoped[op["scope"]].append(op_node(op, opts))
+        out.present.add(("op", op["style"]))
+        out.n_units += 1
+        if opts.show_saved and op["saved"]:
+            box = "s" + op["id"][1:]
+            out.scoped[op["scope"]].append(saved_node(box, op, saved_by_op[op["id"]], opts))
+            out.scoped[op["scope"]].append(f'{{rank=same; "{op["id"]}"; "{box}"}}')
+            out.edges.append(
+                edge(
+                    op["id"],
+                    box,
+                    {"style": "dotted", "color": SAVED_STYLE["border"], "arrowhead": "none"},
+                )
+            )
+            out.present.add(("saved", ""))
+    for t in data.tensors:
+        out.scoped[scope_of.get(t["producer"], "")].append(tensor_node(t, opts))
+        out.present.add(("tensor", t["role"]))
+    n_inputs = {op["id"]: len(op["inputs"]) for op in data.ops}
+    for e in data.edges:
+        label = e["name"] if e["dst"] in n_inputs and n_inputs[e["dst"]] > 1 else ""
+        out.edges.append(plain_edge(e["src"], e["dst"], e["bytes"], label))
+
+
+def _accumulators(data) -> dict:
+    """Backward op id -> name of the tensor whose gradient shares it summed."""
+    tensors = {t["id"]: t for t in data.tensors}
+    producer = {e["dst"]: e["src"] for e in data.backward_edges if e["src"].startswith("n")}
+    out = {}
+    for step in data.backward_steps:
+        for g in step["grads"]:
+            if g["total"] and g["total"] in producer:
+                t = tensors.get(g["tensor"], {})
+                out[producer[g["total"]]] = t.get("name") or g["tensor"]
+    return out
+
+
+def _step_cluster(step, bops, accum, opts, out) -> str:
+    text = f"{PARTIAL} {step['label']} \u00b7 {step['op']}"
+    border, pen = "#B8B8B8", "1"
+    hit = opts.highlight.get(step["op"])  # a forward op's highlight marks its gradient
+    if hit:
+        border, pen = HIGHLIGHTS[hit[0]][0], HIGHLIGHTS[hit[0]][2]
+    stmts = [
+        f"label={cluster_label(text, hit, opts)};",
+        f'style="rounded"; color="{border}"; penwidth={pen}; bgcolor="#FAFAFA";',
+    ]
+    for oid in step["backward_ops"]:
+        stmts.append(op_node(bops[oid], opts, accum.get(oid)))
+        out.present.add(("op", bops[oid]["style"]))
+        out.n_units += 1
+    if not step["backward_ops"]:
+        spec = [("title", text, None), ("text", "dy passed on", None)]
+        attrs = {"shape": "box", "style": "dashed"}
+        stmts.append(statement(f"b{step['op']}", attrs, label(spec, opts.html)))
+        for d in step["dy"]:
+            out.edges.append(plain_edge(d["grad"], f"b{step['op']}", 0, style="dashed"))
+    return f"subgraph {attr('cluster_b' + step['op'])} {{\n" + "\n".join(stmts) + "\n}"
+
+
+def _backward(data, opts, out, plan):
+    tensors = {t["id"]: t for t in data.tensors}
+    bops = {op["id"]: op for op in data.backward_ops}
+    accum = _accumulators(data)
+    for step in data.backward_steps:
+        out.scoped[""].append(_step_cluster(step, bops, accum, opts, out))
+    for g in data.grad_tensors:
+        name = (tensors.get(g["of"]) or {}).get("name") or g["of"]
+        out.scoped[""].append(grad_node(g, name, opts))
+        out.present.add(("tensor", "gradient"))
+    both = opts.mode == "both"
+    for e in data.backward_edges:
+        if e["kind"] != "saved":
+            out.edges.append(plain_edge(e["src"], e["dst"], e["bytes"]))
+        elif both and opts.show_saved:  # a backward op reading a saved forward value
+            out.edges.append(
+                plain_edge(
+                    e["src"],
+                    e["dst"],
+                    0,
+                    style="dotted",
+                    color=SAVED_STYLE["border"],
+                    constraint="false",
+                    arrowsize="0.4",
+                )
+            )
+    if both:
+        for step in data.backward_steps:
+            first = step["backward_ops"][0] if step["backward_ops"] else f"b{step['op']}"
+            attrs = {
+                "style": "dashed",
+                "color": "#CC79A7",
+                "constraint": "false",
+                "lhead": f"cluster_b{step['op']}",
+                "arrowhead": "empty",
+            }
+            out.edges.append(edge(step["op"], first, attrs))

@@ -1,0 +1,183 @@
+"""DOT statements for one node of each kind: tensor, op, saved box, gradient, group, legend."""
+
+from __future__ import annotations
+
+from .labels import label, small, swatch_row
+from .style import (
+    HIGHLIGHTS,
+    OP_STYLES,
+    SAVED_STYLE,
+    TENSOR_STYLES,
+    apply_highlight,
+    attr,
+    edge_width,
+    fmt_bytes,
+    fmt_shape,
+)
+
+DOT = "\u00b7"
+PARTIAL = "\u2202"
+
+
+def statement(node_id: str, attrs: dict, label_value: str) -> str:
+    """``"id" [k="v", ..., label=...]`` with every plain value quoted and escaped."""
+    parts = [f"{k}={attr(v)}" for k, v in attrs.items()]
+    parts.append(f"label={label_value}")
+    return f"{attr(node_id)} [{', '.join(parts)}]"
+
+
+def edge(src: str, dst: str, attrs: dict) -> str:
+    parts = ", ".join(f"{k}={attr(v)}" for k, v in attrs.items())
+    return f"{attr(src)} -> {attr(dst)} [{parts}]"
+
+
+def _finish(node_id, attrs, spec, opts) -> str:
+    hit = opts.highlight.get(node_id)
+    if hit:
+        apply_highlight(attrs, hit[0])
+        spec.append(("mark", *hit))
+    return statement(node_id, attrs, label(spec, opts.html))
+
+
+def _shape_line(t) -> tuple:
+    dtype = t.get("dtype") or ""
+    return ("text", f"{fmt_shape(t['shape'])} {dtype} {DOT} {fmt_bytes(t['bytes'])}", None)
+
+
+def tensor_node(t: dict, opts) -> str:
+    fill, border, extra, tag = TENSOR_STYLES[t["role"]]
+    attrs = {"shape": "box", "style": "rounded,filled", "fillcolor": fill, "color": border}
+    attrs.update(extra)
+    spec = [("title", t["name"] or "", tag)] if (t["name"] or tag) else []
+    spec.append(_shape_line(t))
+    if opts.show_values and t["value"] is not None:
+        show_grad = opts.has_backward and t["role"] != "constant"
+        spec.append(("values", t["value"], t["grad"], show_grad))
+    attrs["tooltip"] = f"{t['name'] or t['id']}: {t['role']} {fmt_shape(t['shape'])}"
+    return _finish(t["id"], attrs, spec, opts)
+
+
+def op_node(op: dict, opts, accumulates: str | None = None) -> str:
+    shape, fill, border, extra, tag = OP_STYLES[op["style"]]
+    attrs = {"shape": shape, "style": "filled", "fillcolor": fill, "color": border}
+    attrs.update(extra)
+    gradient = op["style"] == "gradient"
+    spec = [("title", f"{PARTIAL} {op['kernel']}" if gradient else op["label"], None)]
+    if op["label"] != op["kernel"] and not gradient:
+        spec.append(("text", "kernel " + op["kernel"], "#333333"))
+    if tag:
+        spec.append(("text", tag, "#7A2E5C"))
+    if accumulates:
+        spec.append(("text", "accumulate += " + accumulates, "#7A2E5C"))
+    spec.append(("badge", op["backend"]))
+    src = op["source"]["text"] if op["source"] else "unknown line"
+    attrs["tooltip"] = f"{op['label']} ({op['kernel']} on {op['backend']}) at {src}"
+    return _finish(op["id"], attrs, spec, opts)
+
+
+def saved_node(box_id: str, op: dict, saved: list[dict], opts) -> str:
+    attrs = {"shape": "box", "style": "filled"}
+    attrs.update(fillcolor=SAVED_STYLE["fill"], color=SAVED_STYLE["border"])
+    spec = [("title", f"saved for backward {DOT} {fmt_bytes(op['saved_bytes'])}", None)]
+    for s in saved:
+        gone = " (released)" if s["released"] else ""
+        text = f"{s['role']} {s['name']} {fmt_shape(s['shape'])} {fmt_bytes(s['bytes'])}{gone}"
+        spec.append(("text", text, "#5A3E00"))
+    attrs["tooltip"] = f"values {op['label']} saved for backward"
+    return _finish(box_id, attrs, spec, opts)
+
+
+_GRAD_KINDS = {"dy": "dy", "grad": "gradient", "share": "share (summed)", "sum": "\u03a3 total"}
+
+
+def grad_node(g: dict, forward_name: str, opts) -> str:
+    fill, border, extra, _ = TENSOR_STYLES["gradient"]
+    attrs = {"shape": "box", "fillcolor": fill, "color": border}
+    attrs.update(extra)
+    spec = [("title", f"{PARTIAL} {forward_name}", _GRAD_KINDS[g["kind"]]), _shape_line(g)]
+    if opts.show_values and g["value"] is not None:
+        spec.append(("values", g["value"], None, False))
+    attrs["tooltip"] = f"gradient of {forward_name} ({g['kind']})"
+    return _finish(g["id"], attrs, spec, opts)
+
+
+def group_node(grp: dict, opts) -> str:
+    shape, fill, border, _, _ = OP_STYLES["group"]
+    attrs = {"shape": shape, "style": "filled", "fillcolor": fill, "color": border}
+    attrs["margin"] = "0.14,0.05"
+    saved = f" {DOT} saved {fmt_bytes(grp['saved_bytes'])}" if grp["saved_bytes"] else ""
+    spec = [("title", grp["label"], None), ("text", f"{grp['n_ops']} ops{saved}", None)]
+    spec.append(("text", grp["summary"], "#333333"))
+    if grp.get("same_as"):
+        spec.append(("text", "\u2261 identical to " + grp["same_as"], "#7A2E5C"))
+    attrs["tooltip"] = f"{grp['label']}: {grp['n_ops']} ops (collapsed)"
+    return _finish(grp["id"], attrs, spec, opts)
+
+
+def plain_edge(src, dst, nbytes, label="", **extra) -> str:
+    attrs = {"penwidth": edge_width(nbytes)}
+    if label:
+        attrs["label"] = label
+    attrs.update(extra)
+    return edge(src, dst, attrs)
+
+
+def cluster_label(text: str, mark, opts) -> str:
+    """A cluster's ``label=`` value: the scope or step name, and a highlight mark."""
+    spec = [("text", text, "#444444")] + ([("mark", *mark)] if mark else [])
+    return label(spec, opts.html)
+
+
+_ROLE_WORDS = {
+    "input": "input (watched)",
+    "variable": "variable (double border)",
+    "constant": "constant (dotted)",
+    "output": "output (bold border)",
+    "intermediate": "intermediate tensor",
+    "gradient": "gradient tensor (dashed)",
+}
+
+
+def _legend_entries(present: set) -> list:
+    """(fill, border, shape, style, words) for each style drawn (colour never alone)."""
+    out = []
+    for role, (fill, border, extra, _) in TENSOR_STYLES.items():
+        if ("tensor", role) in present:
+            style = extra.get("style", "rounded,filled")
+            out.append((fill, border, "box", style, _ROLE_WORDS[role], extra))
+    for style, (shape, fill, border, extra, tag) in OP_STYLES.items():
+        if ("op", style) in present:
+            dashed = ", dashed" if style == "override" else ""
+            words = {"builtin": "op (box)", "gradient": f"{PARTIAL} gradient op (grey box)"}.get(
+                style, f"{tag} ({shape}{dashed})"
+            )
+            out.append((fill, border, shape, extra.get("style", "filled"), words, {}))
+    if ("saved", "") in present:
+        words = "saved for backward (role, bytes)"
+        out.append((SAVED_STYLE["fill"], SAVED_STYLE["border"], "box", "filled", words, {}))
+    for state, (border, fill, _, marker, _) in HIGHLIGHTS.items():
+        if ("highlight", state) in present:
+            out.append((fill or "#FFFFFF", border, "box", "filled", marker, {}))
+    return out
+
+
+def legend(present: set, opts) -> list[str]:
+    """Statements for the legend: one HTML table node, or a cluster of sample nodes."""
+    entries = _legend_entries(present)
+    if opts.html:
+        rows = ['<TR><TD COLSPAN="2"><B>legend</B></TD></TR>']
+        for fill, border, _, style, words, _ in entries:
+            cell_style = "dashed" if "dashed" in style else "rounded" if "rounded" in style else ""
+            rows.append(swatch_row(fill, border, cell_style or "solid", words))
+        rows.append('<TR><TD COLSPAN="2">' + small("edge width grows with bytes") + "</TD></TR>")
+        text = '<<TABLE BORDER="0" CELLBORDER="0" CELLSPACING="3" CELLPADDING="2">'
+        text += "".join(rows) + "</TABLE>>"
+        return [statement("legend", {"shape": "box", "style": "rounded", "color": "#BBBBBB"}, text)]
+    lines = ['subgraph "cluster_legend" {', 'label="legend"; style="rounded"; color="#BBBBBB";']
+    for i, (fill, border, shape, style, words, extra) in enumerate(reversed(entries)):
+        attrs = {"shape": shape, "style": style, "fillcolor": fill, "color": border}
+        attrs.update({k: v for k, v in extra.items() if k != "style"})
+        lines.append(statement(f"legend{i}", attrs, attr(words)))
+    lines.append('"legend_edges" [shape=plaintext, label="edge width grows with bytes"]')
+    lines.append("}")
+    return lines

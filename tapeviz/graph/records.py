@@ -1,0 +1,78 @@
+"""Plain records of tensors and ops (shared by the forward and backward extraction)."""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+
+from core.tensor import Tensor
+
+
+def json_safe(v, depth: int = 0):
+    """A JSON-able stand-in for an attr value (arrays and objects become short strings)."""
+    if v is None or isinstance(v, (bool, int, float, str)):
+        return v
+    if isinstance(v, np.generic):
+        return v.item()
+    if isinstance(v, (list, tuple)) and depth < 3 and len(v) <= 32:
+        return [json_safe(x, depth + 1) for x in v]
+    if isinstance(v, dict) and depth < 3:
+        return {str(k): json_safe(x, depth + 1) for k, x in v.items()}
+    if isinstance(v, np.ndarray):
+        return f"array(shape={v.shape}, dtype={v.dtype})"
+    text = repr(v)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def tensor_value(t, limit: int):
+    """The value of ``t`` as nested lists when it has at most ``limit`` elements, else None."""
+    if not isinstance(t, Tensor) or t._data is None or t._data.size > limit:
+        return None
+    return t._data.tolist()
+
+
+_DTYPE_NAMES: dict = {}  # str(dtype) is slow in numpy 2; 1,000-node tapes ask it often
+
+
+def dtype_name(dt) -> str:
+    name = _DTYPE_NAMES.get(dt)
+    if name is None:
+        name = _DTYPE_NAMES[dt] = str(dt)
+    return name
+
+
+def meta(t: Tensor) -> dict:
+    d = t._data
+    if d is None:
+        return {"shape": None, "dtype": None, "bytes": 0}
+    return {"shape": list(d.shape), "dtype": dtype_name(d.dtype), "bytes": int(d.nbytes)}
+
+
+def source_record(src):
+    if not src:
+        return None
+    file, line, func = src
+    return {"file": file, "line": line, "func": func, "text": f"{os.path.basename(file)}:{line}"}
+
+
+def nbytes(t) -> int:
+    return int(t._data.nbytes) if t._data is not None else 0
+
+
+def op_record(node) -> dict:
+    return {
+        "id": f"n{node.id}",
+        "kernel": node.kernel,
+        "backend": node.backend,
+        "style": node.style,
+        "label": node.label,
+        "scope": node.scope,
+        "source": source_record(node.source),
+        "attrs": {str(k): json_safe(v) for k, v in (node.attrs or {}).items()},
+        "inputs": {},
+        "outputs": [],
+        "saved": [],
+        "saved_bytes": 0,
+        "grad_of": f"n{node.grad_of}" if node.grad_of is not None else None,
+    }

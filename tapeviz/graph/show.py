@@ -1,0 +1,195 @@
+"""``tv.show_graph``: a displayable picture of a tape (SVG in Jupyter, files elsewhere)."""
+
+from __future__ import annotations
+
+import html
+import pathlib
+
+import numpy as np
+
+from core.tape import Tape, live_tapes
+from core.tensor import Tensor, tensor
+
+from .extract import GraphData, extract
+from .render import render_dot, render_svg, resolve_engine, to_dot
+
+__all__ = ["GraphView", "show_graph", "resolve_tape", "mode_of"]
+
+
+def mode_of(backward) -> str:
+    """``backward=False|True|"both"`` (or a mode name) -> ``"forward"|"backward"|"both"``."""
+    if backward is False or backward is None or backward == "forward":
+        return "forward"
+    if backward is True or backward == "backward":
+        return "backward"
+    if backward == "both":
+        return "both"
+    raise ValueError(f"show_graph: backward must be False, True or 'both', got {backward!r}")
+
+
+def _find_tape(t: Tensor) -> Tape:
+    hits = [tp for tp in live_tapes() if t.id in tp._producer]
+    if not hits:
+        raise ValueError(
+            f"show_graph: tensor {t.name or f't{t.id}'} was not produced on any live tape; "
+            "record it inside `with tv.Tape() as tape:` and keep the tape, or pass a "
+            "function and its arguments: tv.show_graph(f, x)"
+        )
+    return max(hits, key=lambda tp: len(tp.nodes))  # the outermost tape has the most context
+
+
+def _record(f, args, kwargs) -> tuple[Tape, Exception | None]:
+    """Run ``f(*args)`` on a persistent tape and its backward (dy = ones); return the tape."""
+    args = [tensor(a) if isinstance(a, (float, list, np.ndarray)) else a for a in args]
+    with Tape(persistent=True) as tape:
+        for a in args:
+            if isinstance(a, Tensor) and a.dtype.kind == "f":
+                tape.watch(a)
+        out = f(*args, **kwargs)
+    outs = [o for o in (out if isinstance(out, (list, tuple)) else [out]) if isinstance(o, Tensor)]
+    outs = [o for o in outs if o.dtype.kind == "f" and tape.producer(o) is not None]
+    sources = [t for t in tape.watched.values() if t.dtype.kind == "f"]
+    if not outs or not sources:
+        return tape, None
+    try:
+        dys = [Tensor(np.ones(o.shape, o.dtype)) for o in outs]
+        tape.gradient(outs, sources, output_gradients=dys)
+    except Exception as e:  # still draw the forward graph; say why there is no backward
+        return tape, e
+    return tape, None
+
+
+def resolve_tape(target, args=(), kwargs=None) -> tuple[Tape, Exception | None]:
+    """A Tape from a Tape, a Tensor made on a live tape, or a function and its arguments."""
+    if isinstance(target, Tape):
+        return target, None
+    if isinstance(target, Tensor):
+        return _find_tape(target), None
+    if callable(target):
+        return _record(target, args, kwargs or {})
+    raise TypeError(
+        f"show_graph: expected a Tape, a Tensor or a function (with its arguments), "
+        f"got {type(target).__name__}"
+    )
+
+
+class GraphView:
+    """A drawn graph: shows itself in Jupyter (SVG), and gives ``to_dot``/``to_svg``/``save``.
+
+    Build one with ``tv.show_graph``. ``data`` is the extracted ``GraphData``, ``options``
+    the drawing options (see ``tapeviz.graph.to_dot``), ``engine`` the renderer.
+    """
+
+    def __init__(self, data: GraphData, tape=None, engine="auto", note=None, **options):
+        self.data = data
+        self.tape = tape
+        self.engine = engine
+        self.note = note
+        self.options = options
+        self._svg = None
+
+    def to_dot(self) -> str:
+        """The DOT source (HTML-like labels for the system dot, plain text for wasm)."""
+        html_labels = resolve_engine(self.engine) == "system"
+        return to_dot(self.data, html_labels=html_labels, **self.options)
+
+    def to_svg(self) -> str:
+        """The SVG text (rendered once, then cached)."""
+        if self._svg is None:
+            self._svg = render_svg(self.to_dot(), engine=self.engine)
+        return self._svg
+
+    def save(self, path) -> pathlib.Path:
+        """Write ``.svg``, ``.dot``/``.gv`` or ``.png`` (PNG needs the system Graphviz)."""
+        path = pathlib.Path(path)
+        suffix = path.suffix.lower()
+        if suffix == ".svg":
+            path.write_text(self.to_svg(), encoding="utf-8")
+        elif suffix in (".dot", ".gv"):
+            path.write_text(self.to_dot(), encoding="utf-8")
+        elif suffix == ".png":
+            engine = "system" if self.engine == "auto" else self.engine
+            path.write_bytes(render_dot(self.to_dot(), "png", engine))
+        else:
+            raise ValueError(f"GraphView.save: expected a .svg, .dot, .gv or .png path, got {path}")
+        return path
+
+    def _repr_mimebundle_(self, include=None, exclude=None):
+        text = repr(self)
+        try:
+            svg = self.to_svg()
+        except Exception as e:  # errors are part of the UI: say what failed, in place
+            msg = html.escape(f"{type(e).__name__}: {e}")
+            return {"text/plain": text, "text/html": f"<pre>graph could not be drawn: {msg}</pre>"}
+        return {"text/plain": text, "image/svg+xml": svg}
+
+    def __repr__(self):
+        m = self.data.meta
+        extra = f"; backward failed: {self.note}" if self.note else ""
+        return (
+            f"GraphView({m['n_ops']} ops, {m['n_tensors']} tensors, "
+            f"{m['n_backward_ops']} backward ops, mode={self.options.get('mode')}{extra})"
+        )
+
+
+def show_graph(
+    target,
+    *args,
+    backward=False,
+    show_saved: bool = True,
+    show_values: bool = True,
+    rankdir: str | None = None,
+    highlight: dict | None = None,
+    max_nodes: int = 300,
+    collapse: bool | None = None,
+    engine: str = "auto",
+    **kwargs,
+) -> GraphView:
+    """Draw the forward and/or backward graph of a tape.
+
+    Args:
+        target: a ``Tape``; a ``Tensor`` produced on a live tape (the tape that made it is
+            found); or a function, followed by its arguments: ``f(*args)`` is recorded on a
+            persistent tape and its backward run with ``dy = ones``.
+        backward: ``False`` (forward graph), ``True`` (the gradient ops that ran) or
+            ``"both"``.
+        show_saved: draw saved-for-backward values beside their op.
+        show_values: small tensors show ``data | grad``.
+        rankdir: ``"LR"`` or ``"TB"``; None picks by size.
+        highlight: ``{node id: "error"|"current"|"visited"|"selected"}``.
+        max_nodes: past this many ops the graph collapses to scopes / chunks.
+        collapse: force collapsing on (True) or off (False).
+        engine: ``"auto"``, ``"system"`` or ``"wasm"``.
+        **kwargs: keyword arguments for ``target`` when it is a function.
+
+    Returns:
+        GraphView (displays as SVG; ``to_dot()``, ``to_svg()``, ``save(path)``).
+
+    Example:
+        >>> import tapeviz as tv
+        >>> view = tv.show_graph(lambda x: tv.sum(tv.tanh(x)), tv.tensor([0.5, 1.0]))
+        >>> view.data.meta["n_ops"], view.data.meta["has_backward"]
+        (2, True)
+    """
+    mode = mode_of(backward)
+    tape, err = resolve_tape(target, args, kwargs)
+    data = extract(tape)
+    if mode != "forward" and not data.meta["has_backward"]:
+        why = f" (the gradient failed: {err})" if err else ""
+        raise ValueError(
+            f"show_graph: backward={backward!r} but the tape has no backward pass{why}; call "
+            "tape.gradient(...) first, or pass a function: tv.show_graph(f, x, backward=True)"
+        )
+    return GraphView(
+        data,
+        tape=tape,
+        engine=engine,
+        note=err,
+        mode=mode,
+        show_saved=show_saved,
+        show_values=show_values,
+        rankdir=rankdir,
+        highlight=highlight,
+        max_nodes=max_nodes,
+        collapse=collapse,
+    )

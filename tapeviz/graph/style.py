@@ -1,0 +1,115 @@
+"""The look of the graph: Okabe–Ito colours, a shape or border twin for each colour, labels.
+
+Labels are built in ``labels.py``; every plain DOT value goes through ``attr`` here.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+# Okabe–Ito: black, orange, sky blue, bluish green, yellow, blue, vermillion, reddish purple
+OKABE_ITO = {
+    "black": "#000000",
+    "orange": "#E69F00",
+    "sky_blue": "#56B4E9",
+    "bluish_green": "#009E73",
+    "yellow": "#F0E442",
+    "blue": "#0072B2",
+    "vermillion": "#D55E00",
+    "reddish_purple": "#CC79A7",
+}
+_C = OKABE_ITO
+
+# role -> (fill, border, node attrs, tag); the tag is the text twin of the colour
+TENSOR_STYLES = {
+    "input": ("#D4ECFA", _C["sky_blue"], {"penwidth": "1.6"}, "input"),
+    "variable": ("#C7EBDF", _C["bluish_green"], {"peripheries": "2"}, "variable"),
+    "constant": ("#EFEFEF", "#8C8C8C", {"style": "rounded,filled,dotted"}, "constant"),
+    "output": ("#FAF4B4", _C["black"], {"penwidth": "2.4"}, "output"),
+    "intermediate": ("#FFFFFF", "#7A7A7A", {}, ""),
+    "gradient": ("#F1F1F1", "#444444", {"style": "rounded,filled,dashed"}, "gradient"),
+}
+
+_PURPLE_FILL = "#F4DCEA"
+# style -> (shape, fill, border, extra attrs, tag)
+OP_STYLES = {
+    "builtin": ("box", "#D5E6F3", _C["blue"], {}, ""),
+    "override": (
+        "box",
+        "#D5E6F3",
+        _C["reddish_purple"],
+        {"style": "filled,dashed", "penwidth": "2.2"},
+        "gradient override",
+    ),
+    "custom_grad": ("hexagon", _PURPLE_FILL, _C["reddish_purple"], {}, "custom_grad"),
+    "DifferentiableFunction": (
+        "octagon",
+        _PURPLE_FILL,
+        _C["reddish_purple"],
+        {},
+        "DifferentiableFunction",
+    ),
+    "CompiledLayer": ("component", _PURPLE_FILL, _C["reddish_purple"], {}, "CompiledLayer"),
+    "gradient": ("box", "#E4E4E4", "#555555", {}, ""),
+    "group": ("box3d", "#E9F1F8", _C["blue"], {}, "collapsed"),
+}
+SAVED_STYLE = {"fill": "#FBE5BC", "border": _C["orange"]}
+BACKEND_BADGES = {"numpy": _C["blue"], "numba": _C["bluish_green"]}
+
+# highlight state -> (border, fill or None, penwidth, marker text, font colour)
+HIGHLIGHTS = {
+    "error": (_C["vermillion"], "#F8CDB3", "4", "\u2716 error", _C["vermillion"]),
+    "current": (_C["black"], "#FFF7A8", "4", "\u25b6 current", _C["black"]),
+    "visited": ("#9A9A9A", None, "1.5", "\u2713 visited", "#777777"),
+    "selected": (_C["blue"], None, "4", "\u25cf selected", _C["blue"]),
+}
+
+
+def attr(value) -> str:
+    """A quoted DOT attribute value (backslashes and quotes escaped)."""
+    s = str(value).replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+    return f'"{s}"'
+
+
+def fmt_bytes(n) -> str:
+    if n is None:
+        return "?"
+    for unit in ("B", "KB", "MB", "GB"):
+        if n < 1024 or unit == "GB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return f"{n} B"
+
+
+def fmt_shape(shape) -> str:
+    if shape is None:
+        return "disposed"
+    return "(" + ", ".join(str(s) for s in shape) + ("," if len(shape) == 1 else "") + ")"
+
+
+def fmt_value(v) -> str:
+    """A small value as text (3 significant digits), rows on separate lines."""
+    a = np.asarray(v)
+    if a.dtype.kind == "f":
+        return np.array2string(
+            a, separator=" ", max_line_width=44, formatter={"float_kind": lambda x: f"{x:.3g}"}
+        )
+    return np.array2string(a, separator=" ", max_line_width=44)
+
+
+def edge_width(nbytes) -> str:
+    """Edge penwidth growing with the log of the bytes carried (TensorBoard style)."""
+    w = 0.8 + 0.9 * math.log10(max(nbytes or 4, 4) / 4)
+    return f"{min(w, 7.0):.2f}"
+
+
+def apply_highlight(attrs: dict, state: str) -> None:
+    border, fill, pen, _, _ = HIGHLIGHTS[state]
+    attrs["color"] = border
+    attrs["penwidth"] = pen
+    if fill:
+        attrs["fillcolor"] = fill
+    if state == "visited":
+        attrs["fontcolor"] = "#777777"

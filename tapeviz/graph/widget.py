@@ -1,0 +1,158 @@
+"""``tv.GraphWidget``: the tape's graph in JupyterLab — click a node, zoom, pan, switch views.
+
+Why anywidget: the front end is one small ES module (``tapeviz/static/graph_widget.js``)
+shipped inside the Python package, so there is no npm build and no JupyterLab extension to
+install or keep in step; the same widget runs in JupyterLab, Notebook 7, VS Code and Colab.
+Python owns the state (ipywidgets traits synced to the view): the view only reports clicks
+(``selected``) and toolbar choices (``mode``, ``show_saved``, ``show_values``); Python
+renders ``svg`` and computes ``details``, so every behaviour is testable without a browser.
+"""
+
+from __future__ import annotations
+
+import pathlib
+
+import anywidget
+import traitlets as t
+
+from .details import node_details
+from .extract import extract
+from .render import normalize_highlight, render_svg
+from .show import mode_of, resolve_tape
+
+_STATIC = pathlib.Path(__file__).resolve().parent.parent / "static"
+
+
+class GraphWidget(anywidget.AnyWidget):
+    """Interactive graph of a tape: forward / backward / both, saved values, values, details.
+
+    Args:
+        target: a Tape, a Tensor made on a live tape, or a function (then ``args`` follow).
+        *args: arguments of ``target`` when it is a function.
+        backward: initial view: False (forward), True (backward) or ``"both"``.
+        show_saved, show_values, rankdir, max_nodes, collapse, engine: as ``show_graph``.
+
+    Example:
+        >>> import tapeviz as tv
+        >>> w = tv.GraphWidget(lambda x: tv.sum(x * x), tv.tensor([1.0, 2.0]))
+        >>> w.selected = "n0"
+        >>> w.details["rows"][0]
+        ['kernel', 'Mul']
+    """
+
+    _esm = _STATIC / "graph_widget.js"
+    _css = _STATIC / "graph_widget.css"
+
+    svg = t.Unicode("", help="the rendered graph, SVG text").tag(sync=True)
+    mode = t.Enum(
+        ["forward", "backward", "both"], "forward", help="which graph: forward, backward, both"
+    ).tag(sync=True)
+    show_saved = t.Bool(True, help="draw saved-for-backward values").tag(sync=True)
+    show_values = t.Bool(True, help="small tensors show data | grad").tag(sync=True)
+    rankdir = t.Unicode("", help="'LR', 'TB' or '' (choose by size)").tag(sync=True)
+    selected = t.Unicode("", help="id of the clicked node ('n3', 't5', ...), '' for none").tag(
+        sync=True
+    )
+    details = t.Dict(help="side-panel data for the selected node (computed in Python)").tag(
+        sync=True
+    )
+    highlighted = t.Dict(help="{node id: 'error'|'current'|'visited'|'selected'}").tag(sync=True)
+    has_backward = t.Bool(False, help="the tape has a backward pass to show").tag(sync=True)
+    error = t.Unicode("", help="a message shown in place of the graph when drawing fails").tag(
+        sync=True
+    )
+
+    def __init__(
+        self,
+        target,
+        *args,
+        backward=False,
+        show_saved=True,
+        show_values=True,
+        rankdir=None,
+        max_nodes=300,
+        collapse=None,
+        engine="auto",
+        **kwargs,
+    ):
+        tape, note = resolve_tape(target, args, kwargs)
+        self.tape = tape
+        self.data = extract(tape)
+        self._render_opts = {"max_nodes": max_nodes, "collapse": collapse}
+        self._engine = engine
+        self._ready = False
+        super().__init__(
+            mode=mode_of(backward),
+            show_saved=show_saved,
+            show_values=show_values,
+            rankdir=rankdir or "",
+            has_backward=self.data.meta["has_backward"],
+        )
+        if note is not None:
+            self.error = f"backward failed: {note}"
+        self._ready = True
+        self.redraw()
+
+    def highlight(self, states: dict | None = None, **more) -> GraphWidget:
+        """Highlight nodes: ``w.highlight({"n3": "error: wrong scale", 5: "current"})``.
+
+        Integer keys are tape node ids. ``w.highlight({})`` clears. Returns the widget.
+        """
+        merged = dict(states or {}, **more)
+        normalize_highlight(merged)  # raise early, naming the bad state
+        self.highlighted = {
+            (f"n{k}" if isinstance(k, int) else str(k)): v for k, v in merged.items()
+        }
+        return self
+
+    def redraw(self) -> None:
+        """Render ``svg`` from the current traits (called on every change)."""
+        if not self._ready:
+            return
+        if self.mode != "forward" and not self.has_backward:
+            self.error = (
+                f"no backward pass to show in mode {self.mode!r}: call tape.gradient(...) first, "
+                "or build the widget from a function: tv.GraphWidget(f, x)"
+            )
+            return
+        try:
+            self.svg = render_svg(
+                self.data,
+                engine=self._engine,
+                mode=self.mode,
+                show_saved=self.show_saved,
+                show_values=self.show_values,
+                rankdir=self.rankdir or None,
+                highlight=self.highlighted,
+                **self._render_opts,
+            )
+            self.error = ""
+        except Exception as e:  # errors are part of the UI: shown in place of the graph
+            self.error = f"graph could not be drawn: {type(e).__name__}: {e}"
+
+    @t.observe("mode", "show_saved", "show_values", "rankdir", "highlighted")
+    def _on_view_change(self, change) -> None:
+        self.redraw()
+
+    @t.observe("selected")
+    def _on_select(self, change) -> None:
+        if not change["new"]:
+            self.details = {}
+            return
+        try:
+            self.details = node_details(self.tape, self.data, change["new"])
+        except Exception as e:
+            self.details = {
+                "id": change["new"],
+                "kind": "error",
+                "title": change["new"],
+                "rows": [["error", f"{type(e).__name__}: {e}"]],
+                "sections": [],
+            }
+
+    def _repr_mimebundle_(self, **kwargs):
+        bundle = super()._repr_mimebundle_(**kwargs)
+        data, meta = bundle if isinstance(bundle, tuple) else (bundle, {})
+        if self.svg:
+            data["image/svg+xml"] = self.svg  # a saved notebook still shows the picture
+        return data, meta

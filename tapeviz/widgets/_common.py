@@ -1,0 +1,171 @@
+"""Shared pieces of the widgets: PNG figures, error boxes, value summaries, static reprs.
+
+Plots are drawn with matplotlib's Agg canvas straight into PNG bytes (no pyplot state, no
+front-end extension); a widget shows them in an ``ipywidgets.Image`` whose value is swapped
+on change, which does not flicker.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import io
+
+import numpy as np
+
+# Okabe-Ito, colour-blind safe; every use also has a text or marker twin
+OKABE_ITO = {
+    "orange": "#E69F00",
+    "sky": "#56B4E9",
+    "green": "#009E73",
+    "yellow": "#F0E442",
+    "blue": "#0072B2",
+    "vermillion": "#D55E00",
+    "purple": "#CC79A7",
+    "black": "#000000",
+    "grey": "#999999",
+}
+ROLE_COLOURS = {"input": "#0072B2", "output": "#E69F00", "memory": "#CC79A7"}
+
+
+def new_figure(width: float, height: float, dpi: int = 90, layout: str | None = "constrained"):
+    """A matplotlib Figure on an Agg canvas (no pyplot, safe in any backend).
+
+    ``layout=None`` skips constrained layout (much faster; set margins yourself) for
+    figures redrawn while a slider is dragged.
+    """
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(width, height), dpi=dpi, layout=layout)
+    FigureCanvasAgg(fig)
+    return fig
+
+
+def figure_png(fig) -> bytes:
+    """Render ``fig`` to PNG bytes: one Agg draw, then a fast PIL encode.
+
+    (``print_png`` would draw the figure a second time and compress harder; this is about
+    twice as fast, which matters while a slider is dragged.)
+    """
+    from PIL import Image
+
+    fig.canvas.draw()
+    buf = io.BytesIO()
+    Image.fromarray(np.asarray(fig.canvas.buffer_rgba())).save(buf, format="png", compress_level=1)
+    return buf.getvalue()
+
+
+def png_img_tag(png: bytes, alt: str = "plot") -> str:
+    data = base64.b64encode(png).decode("ascii")
+    return f"<img alt='{html.escape(alt)}' src='data:image/png;base64,{data}'/>"
+
+
+def error_html(title: str, message) -> str:
+    """A readable error box shown in place of a widget area."""
+    if isinstance(message, BaseException):
+        message = f"{type(message).__name__}: {message}"
+    return (
+        "<div role='alert' style='border:2px solid #D55E00;border-left-width:8px;"
+        "background:#FFF4EC;padding:8px 12px;margin:4px 0;font-family:sans-serif'>"
+        f"<b>&#9888; {html.escape(title)}</b><pre style='white-space:pre-wrap;margin:4px 0 0'>"
+        f"{html.escape(str(message))}</pre></div>"
+    )
+
+
+def fmt_bytes(n: int) -> str:
+    """``1536 -> '1.5 KiB'``."""
+    n = int(n)
+    if n < 1024:
+        return f"{n} B"
+    for unit in ("KiB", "MiB", "GiB"):
+        n /= 1024.0
+        if n < 1024 or unit == "GiB":
+            return f"{n:.1f} {unit}"
+    return f"{n} B"
+
+
+def fmt_shape(shape) -> str:
+    return "?" if shape is None else "(" + ", ".join(str(s) for s in shape) + ")"
+
+
+def array_stats(a: np.ndarray) -> dict:
+    """min, max, mean, std and counts of NaN/Inf/zeros of a numeric array."""
+    a = np.asarray(a)
+    out = {"shape": a.shape, "dtype": str(a.dtype), "size": int(a.size)}
+    if a.size == 0 or a.dtype.kind not in "fiub":
+        return out
+    f = a.astype(np.float64)
+    finite = f[np.isfinite(f)]
+    out.update(
+        nan=int(np.isnan(f).sum()),
+        inf=int(np.isinf(f).sum()),
+        zeros=int((f == 0).sum()),
+    )
+    if finite.size:
+        out.update(
+            min=float(finite.min()),
+            max=float(finite.max()),
+            mean=float(finite.mean()),
+            std=float(finite.std()),
+        )
+    return out
+
+
+def preview(a: np.ndarray, max_items: int = 24) -> str:
+    """A short text preview of an array's values."""
+    return np.array2string(
+        np.asarray(a), precision=4, suppress_small=True, threshold=max_items, edgeitems=3
+    )
+
+
+def stats_html(a: np.ndarray) -> str:
+    """Statistics and a value preview as an HTML table."""
+    s = array_stats(a)
+    keys = ("shape", "dtype", "min", "max", "mean", "std", "zeros", "nan", "inf")
+    cells = "".join(
+        f"<tr><th style='text-align:left;padding-right:8px'>{k}</th><td>{_fmt(s[k])}</td></tr>"
+        for k in keys
+        if k in s
+    )
+    return (
+        f"<table style='font-size:12px'>{cells}</table>"
+        f"<pre style='font-size:11px;margin:4px 0'>{html.escape(preview(a))}</pre>"
+    )
+
+
+def _fmt(v) -> str:
+    if isinstance(v, float):
+        return f"{v:.5g}"
+    if isinstance(v, tuple):
+        return fmt_shape(v)
+    return html.escape(str(v))
+
+
+def histogram_png(a: np.ndarray, title: str = "", bins: int = 30) -> bytes:
+    """A small histogram of the finite values of ``a``."""
+    fig = new_figure(3.2, 1.8)
+    ax = fig.add_subplot()
+    f = np.asarray(a, dtype=np.float64).reshape(-1)
+    f = f[np.isfinite(f)]
+    if f.size:
+        ax.hist(f, bins=min(bins, max(1, f.size)), color=OKABE_ITO["blue"], edgecolor="white")
+    else:
+        ax.text(0.5, 0.5, "no finite values", ha="center", va="center", transform=ax.transAxes)
+    ax.set_title(title, fontsize=9)
+    ax.tick_params(labelsize=7)
+    ax.set_ylabel("count", fontsize=8)
+    return figure_png(fig)
+
+
+def static_bundle(widget, html_text: str, plain: str) -> dict:
+    """The widget view plus a static text/html picture for saved notebooks."""
+    bundle = {"text/plain": plain, "text/html": html_text}
+    view = getattr(widget, "model_id", None)
+    if view:
+        bundle["application/vnd.jupyter.widget-view+json"] = {
+            "version_major": 2,
+            "version_minor": 0,
+            "model_id": view,
+        }
+    return bundle

@@ -1,0 +1,72 @@
+"""The tape's graph with highlighted nodes, via ``tapeviz.graph`` when it is available.
+
+``tapeviz.graph.render_svg(extract(tape), highlight={node_id: state})`` draws the graph; if
+that package is missing or fails, a plain HTML strip of the forward nodes (with the same
+highlight states, written in words as well as colour) takes its place.
+"""
+
+from __future__ import annotations
+
+import html
+
+from ._common import error_html
+
+STATE_STYLE = {
+    "current": ("#E69F00", "&#9654; current"),
+    "selected": ("#0072B2", "&#9679; selected"),
+    "visited": ("#DDDDDD", "&#10003; done"),
+    "error": ("#D55E00", "&#10007; error"),
+}
+
+
+class HighlightGraph:
+    """Renders one tape's graph with a highlight; caches the extracted graph data."""
+
+    def __init__(self, tape):
+        self.tape = tape
+        self._data = None
+        self.backend = "none"
+        self.error = None
+        try:
+            from tapeviz.graph import extract, render_svg  # noqa: F401
+        except ImportError as e:
+            self.error = e
+            return
+        try:
+            self._data = extract(tape)
+            self.backend = "graphviz"
+        except Exception as e:  # the graph is a helper view: show why, keep the widget
+            self.error = e
+
+    def html(self, highlight: dict) -> str:
+        """SVG (or the fallback strip) with ``highlight`` {node_id: state} applied."""
+        if self._data is not None:
+            try:
+                from tapeviz.graph import render_svg
+
+                svg = render_svg(self._data, highlight=highlight)
+                return (
+                    "<div class='tv-graph' style='overflow:auto;max-height:460px'><style>"
+                    ".tv-graph svg {max-width: 100%; height: auto}</style>" + svg + "</div>"
+                )
+            except Exception as e:
+                return error_html("graph could not be drawn", e) + self._strip(highlight)
+        return self._strip(highlight)
+
+    def _strip(self, highlight: dict) -> str:
+        boxes = []
+        for node in self.tape.nodes:
+            state = highlight.get(node.id)
+            colour, word = STATE_STYLE.get(state, ("#FFFFFF", ""))
+            border = (
+                "3px solid #000" if state in ("current", "selected", "error") else "1px solid #888"
+            )
+            text_colour = "#777" if state == "visited" else "#000"
+            boxes.append(
+                f"<span style='display:inline-block;margin:2px;padding:3px 6px;border:{border};"
+                f"border-radius:6px;background:{colour};color:{text_colour};font:12px monospace'>"
+                f"{node.id}: {html.escape(str(node.label))}"
+                f"{'<br/><small>' + word + '</small>' if word else ''}</span>"
+            )
+        arrows = " &rarr; ".join(boxes)
+        return f"<div style='line-height:2.2'>{arrows}</div>"

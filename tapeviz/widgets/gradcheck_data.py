@@ -1,0 +1,124 @@
+"""Numbers behind the gradient-check widget: the check, the epsilon sweep, 1-D curves, and
+the failure class in words. All in float64, on top of ``core.gradcheck``."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from core.engine import no_grad
+from core.gradcheck import FAILURE_CLASSES, check_grads
+from core.tape import Tape
+from core.tensor import Tensor
+
+
+def run_check(f, args, eps, atol, rtol):
+    """``check_grads`` in reverse mode that returns the report instead of raising."""
+    return check_grads(
+        f, *args, eps=eps, atol=atol, rtol=rtol, forward=False, raise_on_failure=False
+    )
+
+
+def reverse_check(report, arg):
+    """The reverse-mode ``InputCheck`` of argument ``arg`` (None if the check did not run)."""
+    for c in report.checks:
+        if c.arg == arg and c.kind == "reverse":
+            return c
+    return None
+
+
+def _wrap(args):
+    return [Tensor(a) if isinstance(a, np.ndarray) else a for a in args]
+
+
+def analytic_vjp(f, args, index, dy):
+    """Reverse-mode ``dy . df/dargs[index]`` in float64."""
+    xs = _wrap(args)
+    with Tape() as tape:
+        tape.watch([x for x in xs if isinstance(x, Tensor)])
+        y = f(*xs)
+    (g,) = tape.gradient(
+        y,
+        [xs[index]],
+        output_gradients=Tensor(np.asarray(dy, y.dtype)),
+        unconnected_gradients="zero",
+    )
+    return g.numpy().astype(np.float64)
+
+
+def _value(f, args):
+    with no_grad():
+        out = f(*_wrap(args))
+    return out.numpy().astype(np.float64) if isinstance(out, Tensor) else np.asarray(out)
+
+
+def derivative_curve(f, args, index, lo, hi, eps, n=41):
+    """For a scalar f of a scalar argument: xs, f(xs), custom f'(xs), numerical f'(xs).
+
+    Points where f (or its gradient) raises are NaN, so a function defined on part of the
+    range still draws there.
+    """
+    xs = np.linspace(lo, hi, n)
+    out = np.full((3, n), np.nan)
+    for k, x in enumerate(xs):
+        try:
+            out[:, k] = _curve_point(f, args, index, x, eps)
+        except Exception:  # outside f's domain: leave a gap in the curve
+            continue
+    return xs, out[0], out[1], out[2]
+
+
+def _curve_point(f, args, index, x, eps):
+    shape = np.shape(args[index])
+    a = list(args)
+    a[index] = np.full(shape, x)
+    y = _value(f, a)
+    custom = float(analytic_vjp(f, a, index, np.ones(y.shape)).reshape(-1)[0])
+    a[index] = np.full(shape, x + eps)
+    up = float(_value(f, a).reshape(-1)[0])
+    a[index] = np.full(shape, x - eps)
+    numeric = (up - float(_value(f, a).reshape(-1)[0])) / (2 * eps)
+    return float(y.reshape(-1)[0]), custom, numeric
+
+
+def failure_words(report, check) -> str:
+    """The failure class in words: the checker's class plus the pattern of the mismatch."""
+    if report.errors:
+        e = report.errors[0]
+        return f"{e['failure']}: {e['message']}"
+    if check is None or check.passed:
+        return "gradient matches finite differences"
+    cls = check.failure or "value mismatch"
+    words = f"{cls}: {FAILURE_CLASSES.get(cls, '')}"
+    extra = pattern(check) if cls == "value mismatch" else check.detail
+    return f"{words}; {extra}" if extra else words
+
+
+def pattern(check) -> str:
+    """What a value mismatch looks like: sign, constant factor, transpose, a few entries."""
+    a, n, ok = check.analytic, check.numerical, check.passed_mask
+    if not np.isfinite(a).all():
+        return "the custom gradient has NaN or Inf"
+    if not np.isfinite(n).all():
+        return "f is not finite near this point (numerical gradient is NaN or Inf)"
+    tol = check.atol + check.rtol * np.abs(n)
+    if (np.abs(a + n) <= tol).all():
+        return "wrong sign: the custom gradient is the negative of the true one"
+    big = np.abs(n) > 10 * tol
+    if big.any():
+        ratio = a[big] / n[big]
+        if np.ptp(ratio) <= 1e-3 * max(np.abs(ratio).max(), 1e-12):
+            return f"off by a constant factor: custom = {ratio.mean():.4g} x true"
+    if a.ndim == 2 and a.shape[0] == a.shape[1] and (np.abs(a.T - n) <= tol).all():
+        return "transposed: the custom gradient is the transpose of the true one"
+    bad = int((~ok).sum())
+    if ok.size > 1 and bad <= max(1, ok.size // 5):
+        return f"wrong at {bad} of {ok.size} entries: a kink, or an indexing bug"
+    return f"wrong at {bad} of {ok.size} entries"
+
+
+def worst_entries(check, k=5):
+    """The k entries furthest outside the tolerance: (index, analytic, numerical, abs_err, ok)."""
+    return [
+        (w["index"], w["analytic"], w["numerical"], w["abs_err"], w["passed"])
+        for w in check.worst_elements(k)
+    ]

@@ -1,0 +1,180 @@
+"""The four views of a gradient check, drawn on matplotlib axes."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ._common import OKABE_ITO as C
+
+PASS_STYLE = {"marker": "o", "color": C["blue"], "label": "within tolerance"}
+FAIL_STYLE = {"marker": "X", "color": C["vermillion"], "label": "outside tolerance"}
+
+
+def _plain_log_labels(axis):
+    """'1e-06' tick labels: mathtext labels cost ~0.3 s per redraw, too slow for a slider."""
+    from matplotlib.ticker import FuncFormatter, NullFormatter
+
+    axis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:.0e}".replace("e-0", "e-")))
+    axis.set_minor_formatter(NullFormatter())
+
+
+def draw_scatter(ax, check):
+    """Analytic against numerical entries, the y = x line and the tolerance band."""
+    a, n, ok = check.analytic.reshape(-1), check.numerical.reshape(-1), check.passed_mask
+    ok = ok.reshape(-1)
+    lo = float(min(a.min(initial=0), n.min(initial=0)))
+    hi = float(max(a.max(initial=0), n.max(initial=0)))
+    pad = (hi - lo) * 0.08 or 1.0
+    line = np.linspace(lo - pad, hi + pad, 50)
+    band = check.atol + check.rtol * np.abs(line)
+    ax.fill_between(
+        line, line - band, line + band, color=C["green"], alpha=0.25, label="tolerance band"
+    )
+    ax.plot(line, line, color=C["black"], linewidth=1, linestyle="--", label="y = x")
+    for mask, style in ((ok, PASS_STYLE), (~ok, FAIL_STYLE)):
+        if mask.any():
+            ax.scatter(n[mask], a[mask], s=22, linewidths=0.5, edgecolors="white", **style)
+    ax.set_xlabel("numerical (central difference)", fontsize=8)
+    ax.set_ylabel("custom (reverse mode)", fontsize=8)
+    ax.set_title("custom vs numerical, per entry", fontsize=9)
+    ax.legend(fontsize=7, loc="upper left")
+
+
+def draw_errors(ax, check):
+    """Per-element absolute error: a heatmap for matrices, bars for vectors and scalars."""
+    err = check.abs_err
+    tol = check.atol + check.rtol * np.abs(check.numerical)
+    if err.ndim >= 2:
+        m = err.reshape(err.shape[0], -1)
+        bad = (~check.passed_mask).reshape(m.shape)
+        im = ax.imshow(np.log10(np.maximum(m, 1e-17)), cmap="viridis", aspect="auto")
+        cax = getattr(ax, "_tv_cax", None)
+        if cax is None:  # one colorbar axes, made once and reused on every redraw
+            cax = ax._tv_cax = ax.inset_axes([1.04, 0.0, 0.05, 1.0])
+        cax.clear()
+        cbar = ax.figure.colorbar(im, cax=cax)
+        cbar.set_label("log10 error", fontsize=7, labelpad=1)
+        cbar.ax.tick_params(labelsize=6)
+        ys, xs = np.nonzero(bad)
+        ax.scatter(xs, ys, marker="x", color=C["vermillion"], s=30, label="outside tolerance")
+        from matplotlib.ticker import MaxNLocator
+
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+        ax.yaxis.set_major_locator(MaxNLocator(integer=True))
+        ax.set_xlabel("column", fontsize=8)
+        ax.set_ylabel("row", fontsize=8)
+        if bad.any():
+            ax.legend(fontsize=7, loc="upper right")
+    else:
+        _error_bars(ax, check, err.reshape(-1), tol.reshape(-1))
+    ax.set_title("error per element", fontsize=9)
+
+
+def _error_bars(ax, check, e, t):
+    """Bars on a log scale (tiny errors stay visible), the tolerance as a dashed step."""
+    x = np.arange(e.size)
+    ok = check.passed_mask.reshape(-1)
+    floor = max(min(e[e > 0].min(initial=1.0), t.min()) / 20, 1e-18)
+    shown = np.maximum(e, floor)
+    if ok.any():
+        ax.bar(x[ok], shown[ok] - floor, bottom=floor, color=C["blue"], label="within tolerance")
+    if (~ok).any():
+        ax.bar(
+            x[~ok],
+            shown[~ok] - floor,
+            bottom=floor,
+            color=C["vermillion"],
+            hatch="xx",
+            label="outside tolerance",
+        )
+    ax.step(
+        np.r_[x - 0.5, x[-1:] + 0.5],
+        np.r_[t, t[-1:]],
+        where="post",
+        color=C["black"],
+        linestyle="--",
+        linewidth=1,
+        label="tolerance",
+    )
+    ax.set_yscale("log")
+    ax.set_ylim(floor, max(shown.max(), t.max()) * 10)
+    _plain_log_labels(ax.yaxis)
+    ax.set_xticks(x if x.size <= 20 else x[:: max(1, x.size // 10)])
+    if x.size <= 8:
+        for i, v in zip(x, e):
+            ax.text(i, max(v, floor), f"{v:.1e}", ha="center", va="bottom", fontsize=7)
+    ax.set_xlabel("element", fontsize=8)
+    ax.set_ylabel("|custom - numerical|", fontsize=8)
+    ax.legend(fontsize=7, loc="upper right")
+
+
+def draw_sweep(ax, sweep, eps_now):
+    """Error against eps on log-log axes, slope-2 truncation and slope -1 rounding lines."""
+    eps, e = sweep.eps, np.maximum(sweep.error, 1e-18)
+    lo, hi = max(e.min() / 10, 1e-18), max(e.max() * 10, 1e-12)
+    ax.axvspan(eps[0], sweep.best_eps, color=C["purple"], alpha=0.08)
+    ax.text(eps[0], lo * 2, " rounding rise", fontsize=7, color=C["purple"])
+    ax.loglog(eps, e, marker="o", markersize=3, color=C["blue"], label="|error|")
+    trunc = f"slope 2 (fit {sweep.slope_truncation:.1f})"
+    ax.loglog(eps, sweep.truncation_line, color=C["orange"], linestyle="--", label=trunc)
+    rounding = f"slope -1 (fit {sweep.slope_rounding:.1f})"
+    ax.loglog(eps, sweep.rounding_line, color=C["purple"], linestyle=":", label=rounding)
+    ax.axvline(eps_now, color=C["black"], linewidth=1, label=f"eps = {eps_now:.1e}")
+    k = int(np.argmin(e))
+    best = {"marker": "*", "markersize": 10, "color": C["green"], "linestyle": "none"}
+    ax.plot([eps[k]], [e[k]], label=f"best eps {eps[k]:.0e}", **best)
+    ax.set_ylim(lo, hi)
+    _plain_log_labels(ax.xaxis)
+    _plain_log_labels(ax.yaxis)
+    ax.set_xlabel("eps", fontsize=8)
+    ax.set_ylabel("|custom - numerical| (projection)", fontsize=8)
+    ax.set_title("epsilon sweep", fontsize=9)
+    ax.legend(fontsize=6, loc="upper left")
+
+
+def draw_message(ax, text):
+    """An empty panel that says why there is nothing to draw."""
+    import textwrap
+
+    ax.set_axis_off()
+    ax.text(
+        0.5,
+        0.5,
+        textwrap.fill(text, 40),
+        ha="center",
+        va="center",
+        fontsize=8,
+        color=C["vermillion"],
+        transform=ax.transAxes,
+    )
+
+
+def draw_curve(ax, curve, x_now):
+    """f, the custom derivative and the numerical derivative over a range."""
+    xs, fx, custom, numeric = curve
+    ax.plot(xs, fx, color=C["black"], linewidth=1.5, label="f(x)")
+    ax.plot(xs, custom, color=C["blue"], linewidth=2.5, label="custom f'(x)")
+    ax.plot(xs, numeric, color=C["orange"], linestyle="--", linewidth=1.8, label="numerical f'(x)")
+    ax.axvline(x_now, color=C["grey"], linestyle=":", linewidth=1.2, label=f"x = {x_now:.3g}")
+    ax.set_xlabel("x", fontsize=8)
+    ax.set_title("f and its derivatives", fontsize=9)
+    ax.legend(fontsize=7, loc="upper left")
+
+
+def reset_axes(ax):
+    """Remove what the last redraw drew but keep the axes, ticks and labels (faster than
+    making a new figure: a redraw while a slider is dragged builds no new axes)."""
+    for container in list(ax.containers):  # bars: their patches and the legend entry
+        container.remove()
+    for artist in [*ax.lines, *ax.collections, *ax.patches, *ax.texts, *ax.images]:
+        artist.remove()
+    if ax.legend_ is not None:
+        ax.legend_.remove()
+    ax.set_axis_on()
+    ax.ignore_existing_data_limits = True
+    ax.autoscale(True)
+
+
+def tidy_axes(fig):
+    for ax in fig.axes:
+        ax.tick_params(labelsize=7)

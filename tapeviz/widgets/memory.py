@@ -1,0 +1,247 @@
+"""``tv.MemoryInspector``: what each node of a tape saved for backward, and when it is freed."""
+
+from __future__ import annotations
+
+import html
+
+import ipywidgets as W
+
+from ._common import (
+    error_html,
+    figure_png,
+    fmt_bytes,
+    fmt_shape,
+    histogram_png,
+    png_img_tag,
+    static_bundle,
+    stats_html,
+)
+from ._graph import HighlightGraph
+from .memory_data import memory_report
+from .memory_plots import compare_figure, single_figure
+
+SORT_KEYS = {
+    "node": lambda r: (r.node_id, r.role, r.name),
+    "kernel": lambda r: (r.kernel, r.node_id),
+    "role": lambda r: (r.role, r.node_id),
+    "shape": lambda r: (len(r.shape or ()), r.shape or (), r.node_id),
+    "dtype": lambda r: (r.dtype, r.node_id),
+    "bytes": lambda r: (r.nbytes, -r.node_id),
+}
+_HEADER = f"{'node':<18} {'kernel':<12} {'role':<7} {'name':<6} {'shape':<14} {'dtype':<8} bytes"
+_MONO_CSS = (
+    "<style>.tv-mono select, .tv-mono option {font-family: monospace; font-size: 12px}</style>"
+)
+
+
+def _row_text(r) -> str:
+    node = f"{r.node_id}: {r.label}"[:18]
+    extra = " (shared)" if r.shared else ""
+    extra += " (released)" if r.released else ""
+    return (
+        f"{node:<18} {r.kernel[:12]:<12} {r.role:<7} {r.name[:6]:<6} "
+        f"{fmt_shape(r.shape)[:14]:<14} {r.dtype[:8]:<8} {fmt_bytes(r.nbytes):>9}{extra}"
+    )
+
+
+class TapeMemoryPanel(W.VBox):
+    """The inspector for one tape: totals, a sortable table, charts, the selected value."""
+
+    def __init__(self, tape, title: str = "", graph: bool = True):
+        self.tape = tape
+        self.report = memory_report(tape)
+        self.title = title
+        self.highlight: dict = {}
+        self._shown, self._sorting = None, False
+        self.summary = W.HTML(self._summary_html())
+        self.sort_by = W.ToggleButtons(options=list(SORT_KEYS), value="node",
+                                       description="sort by", style={"button_width": "64px"})  # fmt: skip
+        self.descending = W.ToggleButton(value=False, description="descending", icon="sort")
+        rows = min(12, max(3, len(self.report.rows)))
+        self.table = W.Select(options=[], rows=rows, layout=W.Layout(width="100%"))
+        self.table.add_class("tv-mono")
+        self.chart = W.Image(format="png", layout=W.Layout(max_width="100%", height="auto"))
+        self.detail = W.HTML("<i>select a row to see the saved value</i>")
+        self.histogram = W.Image(format="png", layout=W.Layout(display="none"))
+        self._graph = HighlightGraph(tape) if graph else None
+        self.graph = W.HTML()
+        self.sort_by.observe(self._resort, "value")
+        self.descending.observe(self._resort, "value")
+        self.table.observe(self._on_select, "value")
+        self._resort()
+        self._redraw()
+        header = W.HTML(_MONO_CSS + f"<pre style='margin:0;font-size:12px'>{_HEADER}</pre>")
+        sort_row = W.HBox([self.sort_by, self.descending])
+        detail = W.HBox([W.VBox([self.detail, self.histogram]), self.graph])
+        super().__init__([self.summary, sort_row, header, self.table, self.chart, detail])
+
+    # --- state -------------------------------------------------------------------------
+    @property
+    def rows(self) -> list:
+        """The table's rows in display order."""
+        return [self.report.rows[i] for _, i in self.table.options]
+
+    @property
+    def selected_row(self):
+        v = self.table.value
+        return None if v is None else self.report.rows[v]
+
+    def select(self, position: int) -> None:
+        """Select the table row at ``position`` (display order)."""
+        self.table.value = self.table.options[position][1]
+
+    # --- rendering ---------------------------------------------------------------------
+    def _summary_html(self) -> str:
+        r = self.report
+        roles = ", ".join(f"{k} {fmt_bytes(v)}" for k, v in r.by_role.items() if v)
+        shared = sum(1 for row in r.rows if row.shared)
+        phase, nid, label = r.peak_at
+        where = f"after {phase} {'step' if phase == 'backward' else 'node'} {nid} ({label})"
+        title = f"<b>{html.escape(self.title)}</b> &middot; " if self.title else ""
+        return (
+            f"<div style='font-family:sans-serif'>{title}<b>{len(r.rows)}</b> saved values "
+            f"&middot; total <b>{fmt_bytes(r.total_bytes)}</b> ({roles or 'none'}) &middot; "
+            f"peak <b>{fmt_bytes(r.peak_bytes)}</b> {html.escape(where)}"
+            + (f" &middot; {shared} shared (counted once)" if shared else "")
+            + (
+                ""
+                if r.backward_known
+                else " &middot; <i>gradient() not run: backward order estimated</i>"
+            )
+            + "</div>"
+        )
+
+    def _resort(self, change=None) -> None:
+        key = SORT_KEYS[self.sort_by.value]
+        order = sorted(
+            range(len(self.report.rows)),
+            key=lambda i: key(self.report.rows[i]),
+            reverse=self.descending.value,
+        )
+        keep, self._sorting = self.table.value, True
+        try:
+            self.table.options = [(_row_text(self.report.rows[i]), i) for i in order]
+            self.table.value = keep
+        finally:
+            self._sorting = False
+
+    def _redraw(self) -> None:
+        row = self.selected_row
+        fig = single_figure(self.report, row.node_id if row else None)
+        self.chart.value = figure_png(fig)
+
+    def _on_select(self, change) -> None:
+        row = self.selected_row
+        if self._sorting or row is None or row is self._shown:  # re-sorting: no redraw
+            return
+        self._shown = row
+        self.highlight = {row.node_id: "selected"}
+        self._redraw()
+        value = row.value()
+        head = (
+            f"<b>node {row.node_id}: {html.escape(row.label)}</b> saved {row.role} "
+            f"<code>{html.escape(row.name)}</code> ({fmt_bytes(row.nbytes)})<br/>"
+        )
+        if value is None:
+            self.detail.value = head + "<i>value released and no longer reachable</i>"
+            self.histogram.layout.display = "none"
+        else:
+            self.detail.value = head + stats_html(value)
+            self.histogram.value = histogram_png(value, f"{row.role} {row.name}")
+            self.histogram.layout.display = ""
+        if self._graph is not None:
+            self.graph.value = self._graph.html(self.highlight)
+
+    def static_html(self) -> str:
+        rows = "".join(
+            f"<tr><td><pre style='margin:0'>{html.escape(_row_text(r))}</pre></td></tr>"
+            for r in self.rows
+        )
+        return (
+            self._summary_html() + f"<pre style='margin:0'>{_HEADER}</pre><table>{rows}"
+            f"</table>{png_img_tag(self.chart.value, 'saved bytes per node and over time')}"
+        )
+
+
+class MemoryInspector(W.VBox):
+    """What each node saved for backward: a sortable table, totals, peak, charts.
+
+    Args:
+        tape: a ``tv.Tape``, or a list of tapes to compare side by side.
+        labels: names for the compared tapes.
+        graph: also draw the graph with the selected node highlighted.
+
+    Example:
+        >>> import tapeviz as tv
+        >>> x = tv.tensor([0.5, -1.0])
+        >>> with tv.Tape() as tape:
+        ...     tape.watch(x)
+        ...     y = tv.sum(tv.tanh(x) * x)
+        >>> insp = tv.MemoryInspector(tape)
+        >>> insp.report.total_bytes == tape.saved_nbytes
+        True
+    """
+
+    def __init__(self, tape, labels=None, graph: bool = True):
+        tapes = list(tape) if isinstance(tape, (list, tuple)) else [tape]
+        self.labels = (
+            list(labels)
+            if labels is not None
+            else ([f"tape {i + 1}" for i in range(len(tapes))] if len(tapes) > 1 else [""])
+        )
+        self.panels, self.compare_chart, self.error = [], None, None
+        try:
+            if len(self.labels) != len(tapes):
+                raise ValueError(
+                    f"MemoryInspector: {len(tapes)} tapes but {len(self.labels)} labels"
+                )
+            self.panels = [TapeMemoryPanel(t, lab, graph) for t, lab in zip(tapes, self.labels)]
+        except Exception as e:
+            self.error = e
+            super().__init__([W.HTML(error_html("MemoryInspector could not read the tape", e))])
+            return
+        children = self.panels
+        if len(self.panels) > 1:
+            fig = compare_figure([p.report for p in self.panels], self.labels)
+            self.compare_chart = W.Image(value=figure_png(fig), format="png")
+            children = [self.compare_chart, W.HBox(self.panels)]
+        super().__init__(children)
+
+    @classmethod
+    def compare(cls, *tapes, labels=None, graph: bool = True) -> MemoryInspector:
+        """Two or more tapes side by side, e.g. save-inputs against save-outputs."""
+        if len(tapes) == 1 and isinstance(tapes[0], (list, tuple)):
+            tapes = tuple(tapes[0])
+        return cls(list(tapes), labels=labels, graph=graph)
+
+    # single-tape shortcuts
+    def _panel(self) -> TapeMemoryPanel:
+        if not self.panels:
+            raise RuntimeError(f"MemoryInspector has no tape: {self.error}")
+        return self.panels[0]
+
+    report = property(lambda self: self._panel().report)
+    table = property(lambda self: self._panel().table)
+    sort_by = property(lambda self: self._panel().sort_by)
+    descending = property(lambda self: self._panel().descending)
+    rows = property(lambda self: self._panel().rows)
+    selected_row = property(lambda self: self._panel().selected_row)
+    highlight = property(lambda self: self._panel().highlight)
+
+    def select(self, position: int) -> None:
+        """Select a row of the (first) table, in display order."""
+        self._panel().select(position)
+
+    def static_html(self) -> str:
+        if self.error is not None:
+            return error_html("MemoryInspector could not read the tape", self.error)
+        parts = [png_img_tag(self.compare_chart.value)] if self.compare_chart else []
+        cells = "".join(
+            f"<td style='vertical-align:top'>{p.static_html()}</td>" for p in self.panels
+        )
+        return "<div>" + "".join(parts) + f"<table><tr>{cells}</tr></table></div>"
+
+    def _repr_mimebundle_(self, include=None, exclude=None):
+        return static_bundle(
+            self, self.static_html(), f"MemoryInspector({len(self.panels)} tape(s))"
+        )

@@ -1,0 +1,289 @@
+"""The numba backend: every kernel against its numpy twin, delegation, lazy compilation."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import core
+from core import kernel_names as K
+from core.backends import numba as nb
+from core.backends.numba import _impl_elementwise, _impl_reduce
+from core.backends.numba.elementwise import COMPILED, collapse
+from core.ops.nn import conv_pads
+from core.registry import get_kernel
+
+DTYPES = (np.float32, np.float64)
+BINARY_SHAPES = [
+    ((3, 4, 5), (3, 4, 5)),
+    ((3, 4, 5), (5,)),
+    ((3, 1, 5), (4, 1)),
+    ((1,), (3, 4, 5)),
+    ((), (2, 3)),
+    ((2, 1, 3, 1, 4), (1, 5, 1, 6, 1)),  # five dims left after collapsing: numpy runs it
+    ((0, 3), (1, 3)),
+    ((6, 1), (1, 7)),
+]
+UNARY_SHAPES = [(), (1,), (7,), (3, 4, 5), (0, 4)]
+
+
+@pytest.fixture
+def compiled():
+    """Compiled paths for every size, and the compiled elementwise kernels registered."""
+    old = nb.settings.min_size
+    nb.settings.min_size = 0
+    nb.use_compiled_elementwise(True)
+    try:
+        yield
+    finally:
+        nb.settings.min_size = old
+        nb.use_compiled_elementwise(False)
+
+
+def _check(name, inputs, attrs, rtol=None):
+    want = np.asarray(get_kernel(name, "numpy").fn(inputs, attrs))
+    got = np.asarray(get_kernel(name, "numba").fn(inputs, attrs))
+    assert got.shape == want.shape, (name, got.shape, want.shape)
+    assert got.dtype == want.dtype, (name, got.dtype, want.dtype)
+    if rtol is None:
+        rtol = 1e-5 if want.dtype == np.float32 else 1e-12
+    np.testing.assert_allclose(got, want, rtol=rtol, atol=rtol, equal_nan=True, err_msg=name)
+
+
+def _rand(rng, shape, dtype, positive=False):
+    x = rng.standard_normal(shape).astype(dtype)
+    return np.abs(x) + dtype(0.1) if positive else x
+
+
+# --- registration ------------------------------------------------------------------------
+
+
+def test_numpy_stays_the_default_and_numba_is_registered():
+    assert core.list_backends()[:2] == ["numpy", "numba"]
+    assert core.get_backend() == "numpy"
+
+
+def test_every_numpy_kernel_exists_on_numba():
+    numpy_kernels = {c.kernel_name for c in core.kernels_for_backend("numpy")}
+    numba_kernels = {c.kernel_name: c for c in core.kernels_for_backend("numba")}
+    assert numpy_kernels <= set(numba_kernels), numpy_kernels - set(numba_kernels)
+    delegated = nb.delegated_kernels()
+    for name, config in numba_kernels.items():
+        if config.delegates_to is not None:
+            assert config.delegates_to == "numpy"
+            assert delegated[name], name  # a stated reason
+            assert config.fn is get_kernel(name, "numpy").fn  # exactly numpy's kernel
+    compiled = {n for n, c in numba_kernels.items() if c.delegates_to is None}
+    assert {K.SUM, K.PROD, K.SOFTMAX, K.LOG_SOFTMAX, K.CONV2D, K.MAX_POOL} <= compiled
+    assert {K.TANH, K.EXP, K.MATMUL, K.MAX} <= set(delegated)
+
+
+def test_use_compiled_elementwise_switches_the_delegation():
+    assert get_kernel(K.ADD, "numba").delegates_to == "numpy"
+    nb.use_compiled_elementwise(True)
+    try:
+        assert get_kernel(K.ADD, "numba").delegates_to is None
+        assert K.ADD not in nb.delegated_kernels()
+        assert K.TANH in nb.delegated_kernels()
+    finally:
+        nb.use_compiled_elementwise(False)
+    assert K.ADD in nb.delegated_kernels()
+
+
+def test_importing_core_compiles_nothing():
+    code = (
+        "import core\n"
+        "from core.backends import numba as nb\n"
+        "ds = nb.dispatchers()\n"
+        "assert len(ds) >= 10, ds\n"
+        "assert all(not d.signatures for d in ds), [d for d in ds if d.signatures]\n"
+        "assert nb.compile_report().total_compile_s == 0\n"
+        "print('ok')\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert "ok" in out.stdout
+
+
+def test_compile_report_separates_compile_time(compiled):
+    x = np.ones((5, 6), np.float64)
+    get_kernel(K.SUM, "numba").fn({"x": x}, {"axis": (1,), "keepdims": False})
+    report = nb.compile_report()
+    row = next(r for r in report.rows if r["function"].endswith("reduce_rows"))
+    assert any("float64" in s for s in row["signatures"])
+    assert row["compile_s"] >= 0 and row["cache_hits"] >= 0
+    assert "reduce_rows" in str(report)
+
+
+def test_tape_records_the_numba_backend():
+    x = core.tensor(np.linspace(-1, 1, 12).reshape(3, 4))
+    with core.backend("numba"), core.Tape() as tape:
+        tape.watch(x)
+        y = core.sum(core.softmax(x * 2.0, axis=-1) + core.tanh(x))
+    assert tape.nodes and all(n.backend == "numba" for n in tape.nodes)
+    g = tape.gradient(y, x)
+    with core.Tape() as ref:
+        ref.watch(x)
+        y2 = core.sum(core.softmax(x * 2.0, axis=-1) + core.tanh(x))
+    np.testing.assert_allclose(g.numpy(), ref.gradient(y2, x).numpy(), rtol=1e-12)
+
+
+# --- elementwise -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("name", list(COMPILED))
+def test_elementwise_kernels_match_numpy(compiled, name, dtype):
+    rng = np.random.default_rng(abs(hash(name)) % 1000)
+    binary = "a" in _input_names(name)
+    if binary:
+        for sa, sb in BINARY_SHAPES:
+            _check(name, {"a": _rand(rng, sa, dtype), "b": _rand(rng, sb, dtype)}, {})
+        x = _rand(rng, (4, 5), dtype)
+        _check(name, {"a": x, "b": x.copy()}, {})  # ties: equal/maximum on equal values
+    else:
+        positive = name in (K.SQRT, K.RSQRT)
+        for shape in UNARY_SHAPES:
+            x = _rand(rng, shape, dtype, positive)
+            _check(name, {"x": x}, {"alpha": 0.3, "min": -0.4, "max": 0.6})
+
+
+def _input_names(name):
+    binary = {K.ADD, K.SUB, K.MUL, K.DIV, K.MAXIMUM, K.MINIMUM, K.GREATER, K.GREATER_EQUAL}
+    binary |= {K.LESS, K.LESS_EQUAL, K.EQUAL, K.NOT_EQUAL}
+    return ("a", "b") if name in binary else ("x",)
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+def test_elementwise_nan_and_fallbacks(compiled):
+    a = np.array([np.nan, 1.0, -2.0, 0.0], np.float32)
+    b = np.array([0.0, np.nan, -3.0, 0.0], np.float32)
+    for name in (K.MAXIMUM, K.MINIMUM, K.GREATER, K.EQUAL, K.DIV):
+        _check(name, {"a": a, "b": b}, {})
+    for name in (K.RELU, K.SIGN, K.CLIP, K.ABS):
+        _check(name, {"x": a}, {"min": -1.0, "max": 0.5})
+    ints = np.arange(6, dtype=np.int32)  # not compiled: numpy's kernel
+    _check(K.ADD, {"a": ints, "b": ints}, {})
+    view = np.arange(12.0).reshape(3, 4).T  # not contiguous: numpy's kernel
+    _check(K.NEG, {"x": view}, {})
+
+
+def test_pure_elementwise_impl_against_numpy():
+    rng = np.random.default_rng(3)
+    a, b = rng.standard_normal(100), rng.standard_normal(100)
+    out = np.empty(100)
+    for code, ref in enumerate((np.add, np.subtract, np.multiply, np.divide)):
+        np.testing.assert_allclose(_impl_elementwise.binary_flat(a, b, out, code), ref(a, b))
+    flags = np.empty(100, np.bool_)
+    np.testing.assert_array_equal(_impl_elementwise.compare_flat(a, b, flags, 2), a < b)
+    np.testing.assert_allclose(_impl_elementwise.unary(a, out, 7, 0.0, 0.0), np.maximum(a, 0))
+
+
+def test_collapse_merges_contiguous_dimensions():
+    dims, (sa, sb) = collapse((3, 4, 5), (3, 4, 5), (5,))
+    assert dims.tolist() == [1, 12, 5] and sa.tolist() == [0, 5, 1] and sb.tolist() == [0, 0, 1]
+    dims, (sa, sb) = collapse((6, 7), (6, 1), (1, 7))
+    assert dims.tolist() == [1, 6, 7] and sa.tolist() == [0, 1, 0] and sb.tolist() == [0, 0, 1]
+    assert collapse((2, 5, 3, 6, 4), (2, 1, 3, 1, 4), (1, 5, 1, 6, 1)) is None
+
+
+# --- reductions and softmax --------------------------------------------------------------
+
+AXES = [None, (0,), (1,), (2,), (0, 2), (1, 2), (0, 1), (0, 1, 2)]
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("name", [K.SUM, K.PROD, K.MAX, K.MIN])
+def test_reductions_match_numpy(compiled, name, dtype):
+    rng = np.random.default_rng(7)
+    for shape in [(3, 4, 5), (1, 6, 1), (2, 1, 3)]:
+        x = _rand(rng, shape, dtype) * dtype(0.7)
+        for axis in AXES:
+            for keepdims in (False, True):
+                attrs = {"axis": axis, "keepdims": keepdims, "input_shape": shape}
+                _check(name, {"x": x}, attrs)
+    if name in (K.SUM, K.PROD):
+        empty = np.zeros((0, 3), dtype)
+        _check(name, {"x": empty}, {"axis": (0,), "keepdims": False})
+        _check(name, {"x": empty}, {"axis": None, "keepdims": True})
+        long = _rand(rng, (2, 70000), dtype) * dtype(0.001) + dtype(1)
+        _check(name, {"x": long}, {"axis": None, "keepdims": False}, rtol=1e-4)
+        _check(name, {"x": long}, {"axis": (1,), "keepdims": False}, rtol=1e-4)
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("name", [K.SOFTMAX, K.LOG_SOFTMAX])
+def test_softmax_matches_numpy(compiled, name, dtype):
+    rng = np.random.default_rng(11)
+    for shape in [(7,), (3, 4, 5), (1, 1), (4, 1)]:
+        x = _rand(rng, shape, dtype) * dtype(5)
+        for axis in range(len(shape)):
+            _check(name, {"x": x}, {"axis": axis})
+    _check(name, {"x": np.array([[0.0, np.inf, 1.0]], dtype)}, {"axis": 1})
+
+
+def test_pure_reduce_impl_against_numpy():
+    x = np.random.default_rng(2).standard_normal((4, 100000))
+    np.testing.assert_allclose(_impl_reduce.reduce_rows(x, np.empty(4), 0), x.sum(1))
+    x3 = x.reshape(4, 100, 1000)
+    np.testing.assert_allclose(_impl_reduce.reduce_mid(x3, np.empty((4, 1000)), 0), x3.sum(1))
+
+
+# --- conv2d and pooling ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_conv2d_kernels_match_numpy(compiled, dtype):
+    rng = np.random.default_rng(5)
+    for xs, ws, strides, padding in [
+        ((2, 7, 6, 3), (3, 2, 3, 4), (1, 1), "valid"),
+        ((2, 7, 6, 3), (3, 2, 3, 4), (2, 1), "same"),
+        ((1, 5, 5, 1), (1, 1, 1, 2), (2, 2), "same"),
+        ((3, 4, 4, 2), (4, 4, 2, 1), (1, 1), "valid"),
+    ]:
+        x, w = _rand(rng, xs, dtype), _rand(rng, ws, dtype)
+        attrs = {"strides": strides, "pads": conv_pads(xs[1:3], ws[:2], strides, padding, "c")}
+        y = get_kernel(K.CONV2D, "numpy").fn({"x": x, "filter": w}, attrs)
+        _check(K.CONV2D, {"x": x, "filter": w}, attrs)
+        dy = _rand(rng, y.shape, dtype)
+        _check(K.CONV2D_BACKPROP_INPUT, {"dy": dy, "filter": w}, {**attrs, "input_shape": xs})
+        _check(K.CONV2D_BACKPROP_FILTER, {"x": x, "dy": dy}, {**attrs, "filter_shape": ws})
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize(
+    "forward,backward", [(K.MAX_POOL, K.MAX_POOL_GRAD), (K.AVG_POOL, K.AVG_POOL_GRAD)]
+)
+def test_pooling_kernels_match_numpy(compiled, forward, backward, dtype):
+    rng = np.random.default_rng(9)
+    for xs, ksize, strides, padding in [
+        ((2, 7, 6, 3), (3, 2), (1, 1), "valid"),
+        ((2, 7, 6, 3), (2, 2), (2, 2), "same"),
+        ((1, 5, 5, 1), (3, 3), (2, 1), "same"),
+    ]:
+        x = _rand(rng, xs, dtype)
+        attrs = {"ksize": ksize, "strides": strides}
+        attrs["pads"] = conv_pads(xs[1:3], ksize, strides, padding, "p")
+        y = get_kernel(forward, "numpy").fn({"x": x}, attrs)
+        _check(forward, {"x": x}, attrs)
+        dy = _rand(rng, y.shape, dtype)
+        _check(backward, {"x": x, "dy": dy}, {**attrs, "input_shape": xs})
+
+
+def test_gradients_through_compiled_kernels(compiled):
+    rng = np.random.default_rng(4)
+    x = rng.standard_normal((2, 6, 6, 2))
+    w = rng.standard_normal((3, 3, 2, 3)) * 0.5
+
+    def net(x, w):
+        h = core.conv2d(x, w, strides=1, padding="same")
+        h = core.max_pool2d(h, 2) + core.avg_pool2d(h, 2)
+        return core.log_softmax(core.reshape(h, (2, -1)), axis=-1) * core.sum(h * h)
+
+    with core.backend("numba"):
+        report = core.check_grads(net, x, w)
+    assert report.passed

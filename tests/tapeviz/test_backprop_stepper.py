@@ -1,0 +1,130 @@
+"""BackpropStepper: the engine's real order, buttons and slider, the panel's numbers, the
+accumulation into a tensor used three times, and the graph highlight."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import tapeviz as tv
+from tapeviz.widgets.formulas import gradient_formula
+
+
+@pytest.fixture
+def tape():
+    x = tv.tensor([0.5, -1.0, 2.0], name="x")
+    with tv.Tape(persistent=True) as t:
+        t.watch(x)
+        h = tv.tanh(x)
+        y = tv.sum(h * h + h)  # h is read by Mul (twice) and by Add
+    t.gradient(y, x)
+    return t
+
+
+def test_steps_follow_the_engines_order(tape):
+    s = tv.BackpropStepper(tape)
+    assert s.count == len(tape.backward_steps) == 4
+    seen = [s.current.node_id]
+    for _ in range(s.count - 1):
+        s.next.click()
+        seen.append(s.current.node_id)
+    assert seen == [st.node_id for st in tape.backward_steps]
+    assert s.title_text == "step 4 of 4: Tanh"
+    assert s.next.disabled and s.last.disabled and not s.back.disabled
+
+
+def test_buttons_slider_and_play(tape):
+    s = tv.BackpropStepper(tape)
+    assert s.title_text == "step 1 of 4: Sum" and s.first.disabled and s.back.disabled
+    s.last.click()
+    assert s.index == 3
+    s.back.click()
+    assert s.index == 2 and s.title_text == "step 3 of 4: Mul"
+    s.first.click()
+    assert s.index == 0
+    s.slider.value = 2
+    assert s.title_text == "step 2 of 4: Add" and "step 2 of 4: Add" in s.title.value
+    s.play.value = 4  # the Play widget drives the slider
+    assert s.index == 3 and s.slider.value == 4
+    s.go(99)
+    assert s.index == 3
+
+
+def test_graph_highlights_current_and_visited(tape):
+    s = tv.BackpropStepper(tape)
+    s.go(2)
+    steps = tape.backward_steps
+    assert s.highlight == {
+        steps[0].node_id: "visited",
+        steps[1].node_id: "visited",
+        steps[2].node_id: "current",
+    }
+    assert "<svg" in s.graph_html.value and "current" in s.graph_html.value
+
+
+def test_panel_numbers_match_the_backward_step(tape):
+    s = tv.BackpropStepper(tape)
+    s.last.click()  # Tanh
+    d, step = s.data, tape.backward_steps[3]
+    node = tape.node(step.node_id)
+    assert d["formula"] == "tanh: y = tanh x; dx = dy (1 - y^2)"
+    assert d["formula"] == gradient_formula(node)
+    np.testing.assert_allclose(d["dy"][0], step.dy[0].numpy())
+    y = np.tanh(np.array([0.5, -1.0, 2.0], dtype=np.float32))
+    (saved,) = d["saved"]
+    assert saved["role"] == "output"
+    np.testing.assert_allclose(saved["value"], y)
+    np.testing.assert_allclose(d["local"]["x"], 1 - y * y, rtol=1e-5)
+    np.testing.assert_allclose(d["grads"]["x"], step.grads["x"].numpy())
+    np.testing.assert_allclose(d["grads"]["x"], step.dy[0].numpy() * (1 - y * y), rtol=1e-5)
+    for section in ("incoming dy", "saved values used", "local derivative", "gradients produced"):
+        assert section in s.panel.value
+    assert "dy (1 - y^2)" in s.panel.value
+
+
+def test_accumulation_shows_each_edges_share(tape):
+    s = tv.BackpropStepper(tape)
+    s.go(2)  # Mul: its two inputs are the same tensor h, also read by Add
+    step = tape.backward_steps[2]
+    (acc,) = s.data["accumulation"]
+    assert acc["readers"] == 3 and acc["input"] == "a, b"
+    assert len(acc["shares"]) == 3  # Add's b, then Mul's a and b
+    assert [sh["this_step"] for sh in acc["shares"]] == [False, True, True]
+    np.testing.assert_allclose(acc["total"], step.accumulated["b"].numpy(), rtol=1e-6)
+    h = np.tanh(np.array([0.5, -1.0, 2.0], dtype=np.float32))
+    np.testing.assert_allclose(acc["total"], 2 * h + 1, rtol=1e-5)  # d(h^2 + h)/dh
+    assert "read by 3 nodes" in s.panel.value and "running total" in s.panel.value
+    s.go(0)
+    assert s.data["accumulation"] == []
+
+
+def test_non_elementwise_gradient_and_released_tape():
+    a = tv.tensor(np.arange(6, dtype=np.float32).reshape(2, 3))
+    b = tv.variable(np.ones((3, 2), np.float32))
+    with tv.Tape() as t:
+        y = tv.sum(a @ b)
+    t.gradient(y, [b])
+    s = tv.BackpropStepper(t)
+    s.last.click()
+    assert s.data["kernel"] == "BatchMatMul"
+    assert "da = dy @ b^T" in s.data["formula"]
+    assert "not elementwise" in s.panel.value
+    assert all(v["value"] is not None for v in s.data["saved"])  # read through the inputs
+
+
+def test_errors_are_shown_in_place():
+    with tv.Tape() as t:
+        tv.tanh(tv.tensor([1.0]))
+    s = tv.BackpropStepper(t)
+    assert s.error is not None and "call tape.gradient" in s.children[0].value
+    bad = tv.BackpropStepper(object())
+    assert "role='alert'" in bad.children[0].value
+    assert "BackpropStepper" in bad._repr_mimebundle_()["text/plain"]
+
+
+def test_static_mimebundle(tape):
+    s = tv.BackpropStepper(tape)
+    s.go(1)
+    bundle = s._repr_mimebundle_()
+    assert "step 2 of 4: Add" in bundle["text/html"] and "<svg" in bundle["text/html"]
+    assert "application/vnd.jupyter.widget-view+json" in bundle

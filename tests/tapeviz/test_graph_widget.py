@@ -1,0 +1,127 @@
+import pathlib
+
+import pytest
+from graph_cases import reuse_tape, styles_tape
+
+import tapeviz as tv
+from tapeviz.graph import GraphView
+
+
+def test_widget_traits_have_help_and_start_rendered():
+    tape, *_ = reuse_tape()
+    w = tv.GraphWidget(tape)
+    for name in [
+        "svg",
+        "mode",
+        "show_saved",
+        "show_values",
+        "selected",
+        "details",
+        "highlighted",
+        "error",
+    ]:
+        assert w.trait_metadata(name, "help"), name
+        assert w.trait_metadata(name, "sync"), name
+    assert w.svg.startswith("<svg") and w.mode == "forward" and w.error == ""
+    assert w.has_backward and w.details == {}
+
+
+def test_selecting_a_node_fills_details():
+    tape, x, *_ = reuse_tape()
+    w = tv.GraphWidget(tape)
+    w.selected = "n1"
+    assert w.details["title"] == "Tanh (n1)"
+    assert ["kernel", "Tanh"] in w.details["rows"]
+    saved = [s for s in w.details["sections"] if s["title"].startswith("saved")]
+    assert saved and ["bytes", "8 B"] in saved[0]["rows"] and saved[0]["histogram"]
+    w.selected = f"t{x.id}"
+    assert w.details["kind"] == "tensor"
+    assert [s["title"] for s in w.details["sections"]] == ["value", "gradient"]
+    w.selected = ""
+    assert w.details == {}
+
+
+def test_switching_mode_and_toggles_change_the_svg():
+    tape, *_ = reuse_tape()
+    w = tv.GraphWidget(tape)
+    forward = w.svg
+    w.mode = "backward"
+    assert w.svg != forward and "accumulate" in w.svg
+    w.mode = "both"
+    both = w.svg
+    assert "accumulate" in both and "Tanh" in both
+    w.show_saved = False
+    assert "saved for backward" not in w.svg and "saved for backward" in both
+    w.show_values = False
+    assert "data [" not in w.svg
+    w.rankdir = "TB"
+    assert w.error == ""
+
+
+def test_highlight_from_python():
+    tape, *_ = reuse_tape()
+    w = tv.GraphWidget(tape)
+    w.highlight({1: "error: wrong scale", "n2": "current"})
+    assert w.highlighted == {"n1": "error: wrong scale", "n2": "current"}
+    assert "wrong scale" in w.svg and "current" in w.svg
+    w.highlight({})
+    assert "wrong scale" not in w.svg
+    with pytest.raises(ValueError, match="must be one of"):
+        w.highlight({"n1": "glowing"})
+
+
+def test_errors_show_in_place():
+    x = tv.tensor([1.0, 2.0])
+    with tv.Tape() as tape:
+        tape.watch(x)
+        tv.exp(x)
+    w = tv.GraphWidget(tape)  # no gradient computed
+    assert not w.has_backward
+    w.mode = "backward"
+    assert "no backward pass" in w.error and w.svg.startswith("<svg")
+    w.mode = "forward"
+    assert w.error == ""
+
+
+def test_static_fallback_in_the_mimebundle():
+    w = tv.GraphWidget(lambda x: tv.sum(x * x), tv.tensor([1.0, 2.0]))
+    data, _ = w._repr_mimebundle_()
+    assert "application/vnd.jupyter.widget-view+json" in data
+    assert data["image/svg+xml"] == w.svg
+
+
+def test_widget_esm_and_css_ship_with_the_package():
+    static = pathlib.Path(tv.__file__).parent / "static"
+    js = (static / "graph_widget.js").read_text()
+    assert "export default" in js and 'model.set("selected"' in js
+    assert (static / "graph_widget.css").is_file()
+
+
+def test_show_graph_targets(tmp_path):
+    tape, x, w, y, _ = reuse_tape()
+    assert tv.show_graph(tape).tape is tape
+    assert tv.show_graph(y).tape is tape  # a tensor finds the tape that made it
+    with pytest.raises(ValueError, match="was not produced on any live tape"):
+        tv.show_graph(tv.tensor([1.0]))
+    with pytest.raises(TypeError, match="expected a Tape, a Tensor or a function"):
+        tv.show_graph(42)
+    view = tv.show_graph(
+        lambda a, b: tv.sum(a * b), [1.0, 2.0], tv.tensor([3.0, 4.0]), backward=True
+    )
+    assert isinstance(view, GraphView) and view.data.meta["has_backward"]
+    for name in ["g.svg", "g.dot", "g.png"]:
+        path = view.save(tmp_path / name)
+        assert path.stat().st_size > 100
+    assert (tmp_path / "g.png").read_bytes()[:4] == b"\x89PNG"
+    with pytest.raises(ValueError, match="expected a .svg, .dot, .gv or .png path"):
+        view.save(tmp_path / "g.pdf")
+
+
+def test_show_graph_without_a_backward_pass_says_so():
+    tape = styles_tape()
+    assert tv.show_graph(tape, backward="both").data.meta["n_backward_ops"] > 0
+    x = tv.tensor([1.0])
+    with tv.Tape() as bare:
+        tv.exp(x)
+    with pytest.raises(ValueError, match="has no backward pass"):
+        tv.show_graph(bare, backward=True)

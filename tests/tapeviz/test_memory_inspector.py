@@ -1,0 +1,175 @@
+"""MemoryInspector on real tapes: figures equal the tape's, the table sorts and selects, the
+timeline frees values at the right backward step, and two tapes compare side by side."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import tapeviz as tv
+from tapeviz.widgets.memory_data import memory_report
+
+
+def _mlp_tape(persistent=False, gradient=True):
+    rng = np.random.default_rng(0)
+    x = tv.tensor(rng.standard_normal((4, 3)).astype(np.float32), name="x")
+    w = tv.variable(rng.standard_normal((3, 5)).astype(np.float32), name="w")
+    with tv.Tape(persistent=persistent) as tape:
+        tape.watch(x)
+        h = tv.tanh(x @ w)  # tanh saves its output h ...
+        y = tv.sum(h * h + tv.exp(h))  # ... and mul saves h twice: one stored value
+    before = tape.saved_nbytes
+    if gradient:
+        tape.gradient(y, [x, w])
+    return tape, before
+
+
+class _Saves(tv.DifferentiableFunction):
+    """tanh that keeps its input, its output or a memory value for backward."""
+
+    def __init__(self, what):
+        super().__init__(
+            num_outputs=1,
+            save_inputs_for_backward=what == "input",
+            save_outputs_for_backward=what == "output",
+            num_memory_values=1 if what == "memory" else 0,
+        )
+        self.what = what
+
+    def forward(self, x):
+        y = np.tanh(x)
+        return (y, 1 - y * y) if self.what == "memory" else y
+
+    def backward(self, dy, compute_gradients, saved):
+        if self.what == "input":
+            return (dy * (1 - np.tanh(saved) ** 2),)
+        if self.what == "output":
+            return (dy * (1 - saved**2),)
+        return (dy * saved,)
+
+
+def _saves_tape(what):
+    x = tv.tensor(np.linspace(-1, 1, 64 * 32, dtype=np.float32).reshape(64, 32))
+    with tv.Tape() as tape:
+        tape.watch(x)
+        y = tv.sum(_Saves(what)(x) * 2.0)
+    tape.gradient(y, x)
+    return tape
+
+
+def test_totals_equal_the_tapes_figures():
+    tape, before = _mlp_tape(persistent=True, gradient=False)
+    insp = tv.MemoryInspector(tape)
+    assert insp.report.total_bytes == tape.saved_nbytes == before
+    assert len(insp.rows) == sum(len(n.saved) for n in tape.nodes)
+    shared = [r for r in insp.rows if r.shared]
+    assert len(shared) == 2  # mul's a and b are tanh's saved output
+    assert sum(r.nbytes for r in insp.rows if not r.shared) == before
+    per_node = {n.id: n.saved_nbytes for n in tape.nodes if n.saved}
+    for nid, (_, nbytes) in insp.report.by_node.items():
+        assert nbytes <= per_node[nid]
+    assert insp.report.peak_bytes == before  # everything is held when backward starts
+
+
+def test_released_tape_keeps_figures_and_values():
+    tape, before = _mlp_tape(persistent=False)
+    assert tape.saved_nbytes == 0  # released by gradient()
+    insp = tv.MemoryInspector(tape)
+    assert insp.report.total_bytes == before
+    assert all(r.released for r in insp.rows)
+    insp.select(0)
+    assert insp.selected_row.value() is not None  # reachable through the node's inputs
+    assert "mean" in insp.panels[0].detail.value
+
+
+def test_timeline_frees_values_after_their_last_backward_step():
+    tape, before = _mlp_tape()
+    report = memory_report(tape)
+    fwd = [p for p in report.timeline if p[0] == "forward"]
+    bwd = [p for p in report.timeline if p[0] == "backward"]
+    assert [p[1] for p in fwd] == [n.id for n in tape.nodes]
+    assert [p[1] for p in bwd] == [s.node_id for s in tape.backward_steps]
+    held = [p[3] for p in fwd]
+    assert held == sorted(held) and held[-1] == before
+    assert bwd[-1][3] == 0
+    by_label = {p[2]: p for p in bwd}
+    h_bytes = 4 * 5 * 4
+    # h is saved by Tanh (output) and by Mul (a, b): Mul's step frees nothing ...
+    assert by_label["Mul"][4] == []
+    # ... and Tanh's step frees h, after which only the matmul's inputs are held
+    assert len(by_label["Tanh"][4]) == 1
+    assert by_label["Tanh"][3] == before - h_bytes - 4 * 5 * 4  # h and exp's output gone
+    assert report.backward_known
+
+
+def test_before_gradient_the_backward_order_is_estimated():
+    tape, before = _mlp_tape(persistent=True, gradient=False)
+    report = memory_report(tape)
+    assert not report.backward_known
+    assert report.timeline[-1][3] == 0
+    assert "estimated" in tv.MemoryInspector(tape).panels[0].summary.value
+
+
+def test_table_sorts_by_any_column():
+    tape, _ = _mlp_tape()
+    insp = tv.MemoryInspector(tape)
+    assert [r.node_id for r in insp.rows] == sorted(r.node_id for r in insp.rows)
+    insp.sort_by.value = "bytes"
+    insp.descending.value = True
+    sizes = [r.nbytes for r in insp.rows]
+    assert sizes == sorted(sizes, reverse=True)
+    insp.sort_by.value = "kernel"
+    insp.descending.value = False
+    kernels = [r.kernel for r in insp.rows]
+    assert kernels == sorted(kernels)
+    assert insp.table.options[0][0].split()[1] == kernels[0]  # the visible text follows
+
+
+def test_selecting_a_row_shows_the_value_and_highlights_the_node():
+    tape, _ = _mlp_tape(persistent=True)
+    insp = tv.MemoryInspector(tape)
+    panel = insp.panels[0]
+    chart_before = panel.chart.value
+    insp.sort_by.value = "role"
+    position = next(i for i, r in enumerate(insp.rows) if r.role == "output")
+    insp.select(position)
+    row = insp.selected_row
+    assert row.role == "output"
+    assert insp.highlight == {row.node_id: "selected"}
+    node = tape.node(row.node_id)
+    np.testing.assert_array_equal(row.value(), node.outputs[0].numpy())
+    assert "std" in panel.detail.value and panel.histogram.value[:4] == b"\x89PNG"
+    assert panel.chart.value != chart_before  # the selected bar is outlined
+    assert "<svg" in panel.graph.value and "selected" in panel.graph.value
+
+
+def test_compare_save_inputs_outputs_and_memory():
+    tapes = [_saves_tape(w) for w in ("input", "output", "memory")]
+    insp = tv.MemoryInspector.compare(*tapes, labels=["inputs", "outputs", "memory"])
+    totals = [p.report.total_bytes for p in insp.panels]
+    big, small = 64 * 32 * 4, 4
+    # saving the output shares the buffer with mul's saved input: stored once
+    assert totals == [2 * big + small, big + small, 2 * big + small]
+    assert insp.panels[2].report.by_role["memory"] == big
+    assert insp.compare_chart.value[:4] == b"\x89PNG"
+    same = tv.MemoryInspector(tapes, labels=["a", "b", "c"])
+    assert [p.report.total_bytes for p in same.panels] == totals
+
+
+def test_wrong_input_shows_an_error_box():
+    insp = tv.MemoryInspector("not a tape")
+    assert insp.error is not None
+    assert "role='alert'" in insp.children[0].value and "Tape" in insp.children[0].value
+    tape, _ = _mlp_tape()
+    bad = tv.MemoryInspector([tape, tape], labels=["only one"])
+    assert "2 tapes but 1 labels" in bad.children[0].value
+    with pytest.raises(RuntimeError, match="no tape"):
+        bad.select(0)
+
+
+def test_static_mimebundle_has_a_picture():
+    tape, _ = _mlp_tape()
+    bundle = tv.MemoryInspector(tape)._repr_mimebundle_()
+    assert "application/vnd.jupyter.widget-view+json" in bundle
+    assert "data:image/png;base64," in bundle["text/html"]
+    assert "Tanh" in bundle["text/html"]
