@@ -19,8 +19,11 @@ $(STAMP): pyproject.toml
 
 venv: $(STAMP)
 
+# as root (containers, CI machines) JupyterLab needs --allow-root
+ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root,)
+
 lab: $(STAMP)
-	$(JUPYTER_ENV) $(BIN)/jupyter lab notebooks/
+	$(JUPYTER_ENV) $(BIN)/jupyter lab $(ROOT_FLAG) notebooks/
 
 # pytest always collects tests (tests/core, and tests/notebooks has a test even with no
 # notebooks), so its exit 5 ("no tests collected") only comes from a PYTEST_ARGS filter.

@@ -9,6 +9,8 @@ Example:
 from __future__ import annotations
 
 from . import kernel_names
+from .anomaly import AnomalyError, detect_anomaly
+from .audit import AuditReport, audit
 from .backends import numpy as _numpy_backend
 from .backward import GradientError
 from .custom import DifferentiableFunction, custom_grad
@@ -25,8 +27,6 @@ from .functional import (
     variable_grads,
     vjp,
 )
-from .anomaly import AnomalyError, detect_anomaly
-from .audit import AuditReport, audit
 from .gradcheck import GradCheckReport, GradientCheckError, check_grads, numerical_jacobian
 from .gradients import register as _register_gradients
 from .memory import dispose, keep, memory, tidy

@@ -65,7 +65,14 @@ def _instance(name: str) -> Backend:
 
 
 def set_backend(name: str) -> None:
-    """Make ``name`` the active backend for every thread (a ``ValueError`` if unknown)."""
+    """Make ``name`` the active backend for every thread (a ``ValueError`` if unknown).
+
+    Example:
+        >>> import core
+        >>> core.set_backend("numpy")
+        >>> core.get_backend()
+        'numpy'
+    """
     _instance(name)
     _GLOBAL_BACKEND[0] = name
 
@@ -88,13 +95,26 @@ def backend_info(name: str | None = None) -> Backend:
 
 
 def list_backends() -> list[str]:
-    """Registered backend names, highest priority first."""
+    """Registered backend names, highest priority first.
+
+    Example:
+        >>> import core
+        >>> "numpy" in core.list_backends()
+        True
+    """
     return sorted(_BACKEND_FACTORIES, key=lambda n: -_BACKEND_FACTORIES[n][1])
 
 
 @contextlib.contextmanager
 def backend(name: str):
-    """Run the block on backend ``name`` (this thread/context only)."""
+    """Run the block on backend ``name`` (this thread/context only).
+
+    Example:
+        >>> import core
+        >>> with core.backend("numpy"):
+        ...     core.tanh(core.tensor([0.0])).numpy()
+        array([0.], dtype=float32)
+    """
     _instance(name)
     token = _SCOPED_BACKEND.set(name)
     try:

@@ -7,13 +7,11 @@ get their gradient reduced back to their shape here, in one place (``sum_to``).
 
 from __future__ import annotations
 
-import sys
-
 import numpy as np
 
 from . import engine
 from .tape import BackwardStep, Tape, _flatten
-from .tensor import Tensor
+from .tensor import Tensor, _Constant, stand_in
 
 
 class GradientError(RuntimeError):
@@ -50,7 +48,8 @@ def reverse(tape: Tape, target, sources, output_gradients, unconnected_gradients
     tape.backward_steps = []
     others = tuple(r for r in engine._RECORDERS.get() if r is not tape)
     source = engine.caller_source()  # built-in gradients' ops are drawn at this line
-    free_above = None if others else engine.settings.backward_keep_bytes
+    keep = tape._keep_bytes = None if others else engine.settings.backward_keep_bytes
+    source_ids = {s.id for s in flat_sources}
     fixed = engine._FIXED_SOURCE
     token = fixed.set(None)
     try:
@@ -70,9 +69,12 @@ def reverse(tape: Tape, target, sources, output_gradients, unconnected_gradients
                 builtin = node.grad is not None and node.grad.builtin
                 if (fixed.get() is not None) != builtin:
                     fixed.set(source if builtin else None)
-                _backprop_node(tape, node, dys, grads, live, ops, free_above)
+                _backprop_node(tape, node, dys, grads, live, ops, keep)
+                for o in outs:  # its gradient is complete and used: let it go
+                    if o.id not in source_ids:
+                        grads.pop(o.id, None)
     finally:
-        tape._grad_of = None
+        tape._grad_of = tape._keep_bytes = None
         fixed.reset(token)
 
     result = []
@@ -115,7 +117,7 @@ def _seed(targets, output_gradients):
     return grads
 
 
-def _backprop_node(tape, node, dys, grads, live, ops, free_above=None):
+def _backprop_node(tape, node, dys, grads, live, ops, keep=None):
     if node.grad is None:
         raise GradientError(
             f"no gradient is registered for kernel {node.kernel!r} (node {node.id}, "
@@ -136,7 +138,7 @@ def _backprop_node(tape, node, dys, grads, live, ops, free_above=None):
             for d, o in zip(dys, node.outputs)
         )
     saved = tuple([s.tensor for s in node.saved])
-    step = BackwardStep(node.id, tuple(dys), {}, {}, [])
+    step = BackwardStep(node.id, _record(dys, keep), {}, {}, [])
     first_backward = len(tape.backward_nodes)
     if node.grad.wants_needed:  # DifferentiableFunction: backward runs once
         needed = frozenset(k for k, x in node.inputs.items() if x.id in live)
@@ -154,6 +156,12 @@ def _backprop_node(tape, node, dys, grads, live, ops, free_above=None):
         thunk = thunks.get(name)
         if thunk is None:
             continue
+        if type(x) is _Constant and not all(s.needed for s in node.saved):
+            raise GradientError(
+                f"node {node.id} ({node.label}): input {name!r} is a Python number the op made "
+                "a constant, so the values its gradient reads were not kept; pass a tensor "
+                "(tv.tensor(value)) to differentiate with respect to it"
+            )
         g = thunk() if callable(thunk) else thunk
         xd = x._data
         if (
@@ -166,36 +174,24 @@ def _backprop_node(tape, node, dys, grads, live, ops, free_above=None):
         anomaly = engine._ANOMALY.get()  # detect_anomaly: gradients made outside kernels too
         if anomaly is not None:
             anomaly.gradient(node, name, g)
-        step.grads[name] = g
+        step.grads[name] = g if keep is None else stand_in(g, keep)
         prev = grads.get(x.id)
         if prev is None:
             grads[x.id] = g
         else:
             total = ops.add(prev, g)
             grads[x.id] = total
-            step.accumulated[name] = total
+            step.accumulated[name] = total if keep is None else stand_in(total, keep)
     if len(tape.backward_nodes) > first_backward:
-        made = tape.backward_nodes[first_backward:]
-        step.backward_node_ids = [n.id for n in made]
-        if free_above is not None:
-            _free_temporaries(made, free_above)
+        step.backward_node_ids = [n.id for n in tape.backward_nodes[first_backward:]]
     tape.backward_steps.append(step)
 
 
-def _free_temporaries(nodes, free_above: int) -> None:
-    """Dispose outputs of this step's backward nodes that are larger than ``free_above``
-    bytes and referenced by nothing but these nodes (not a gradient, not the user's)."""
-    uses = {}
-    for n in nodes:
-        for t in n.inputs.values():
-            uses[t.id] = uses.get(t.id, 0) + 1
-    for n in nodes:
-        for t in n.outputs:
-            d = t._data
-            # references: n.outputs, the consuming nodes' inputs, `t` and getrefcount's argument
-            if d is not None and d.nbytes > free_above:
-                if sys.getrefcount(t) == 3 + uses.get(t.id, 0):
-                    t.dispose()
+def _record(dys, keep) -> tuple:
+    """dy as the step records it: values above ``keep`` bytes as shape-only stand-ins."""
+    if keep is None:
+        return tuple(dys)
+    return tuple([d if d is None else stand_in(d, keep) for d in dys])
 
 
 def _check_grad(node, name, x, g, ops):

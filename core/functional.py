@@ -67,7 +67,14 @@ def grad(f):
 
 
 def grads(f):
-    """``g(*args, dy=None)``: the gradients of ``f`` with respect to every argument (a list)."""
+    """``g(*args, dy=None)``: the gradients of ``f`` with respect to every argument (a list).
+
+    Example:
+        >>> import core
+        >>> ga, gb = core.grads(lambda a, b: core.sum(a * b))([1.0, 2.0], [3.0, 4.0])
+        >>> ga.numpy(), gb.numpy()
+        (array([3., 4.], dtype=float32), array([1., 2.], dtype=float32))
+    """
 
     def g(*args, dy=None):
         if len(args) == 1 and isinstance(args[0], (list, tuple)):
@@ -78,7 +85,14 @@ def grads(f):
 
 
 def value_and_grad(f):
-    """``g(x, dy=None) -> (value, grad)``."""
+    """``g(x, dy=None) -> (value, grad)``.
+
+    Example:
+        >>> import core
+        >>> value, g = core.value_and_grad(lambda x: core.sum(x * x))(core.tensor([3.0]))
+        >>> value.item(), g.numpy()
+        (9.0, array([6.], dtype=float32))
+    """
 
     def g(x, dy=None):
         y, gs = _value_and_grads(f, [x], dy, "value_and_grad")
@@ -88,7 +102,14 @@ def value_and_grad(f):
 
 
 def value_and_grads(f):
-    """``g(*args, dy=None) -> (value, [grads])``."""
+    """``g(*args, dy=None) -> (value, [grads])``.
+
+    Example:
+        >>> import core
+        >>> value, (ga, gb) = core.value_and_grads(lambda a, b: core.sum(a * b))([2.0], [5.0])
+        >>> value.item(), ga.item(), gb.item()
+        (10.0, 5.0, 2.0)
+    """
 
     def g(*args, dy=None):
         if len(args) == 1 and isinstance(args[0], (list, tuple)):
@@ -101,11 +122,16 @@ def value_and_grads(f):
 def variable_grads(f, var_list=None) -> VariableGrads:
     """Run ``f()`` (a scalar loss) and differentiate it with respect to trainable variables.
 
+    Example:
+        >>> import core
+        >>> w = core.variable([1.0, 2.0], name="w")
+        >>> value, g = core.variable_grads(lambda: core.sum(w * w))
+        >>> g["w"].numpy()
+        array([2., 4.], dtype=float32)
+
     Returns:
         ``(value, grads)`` with ``grads`` a dict from variable name (or id) to gradient.
     """
-    from .tape import live_tapes  # noqa: F401
-
     with Tape() as tape:
         if var_list is not None:
             tape.watch(list(var_list))
@@ -121,7 +147,14 @@ def variable_grads(f, var_list=None) -> VariableGrads:
 
 
 def vjp(f, *primals):
-    """``(f(*primals), vjp_fn)``; ``vjp_fn(dy)`` returns one gradient per primal."""
+    """``(f(*primals), vjp_fn)``; ``vjp_fn(dy)`` returns one gradient per primal.
+
+    Example:
+        >>> import core
+        >>> y, vjp_fn = core.vjp(lambda x: x * x, core.tensor([1.0, 2.0]))
+        >>> vjp_fn(core.tensor([1.0, 10.0]))[0].numpy()
+        array([ 2., 40.], dtype=float32)
+    """
     xs = [_input(p, f"vjp({_name(f)})") for p in primals]
     tape = Tape(persistent=True)
     with tape:
@@ -136,7 +169,14 @@ def vjp(f, *primals):
 
 def jvp(f, primals, tangents):
     """Forward mode: ``(f(*primals), J @ tangents)``, by differentiating a VJP (the
-    double-VJP trick), so it works for every differentiable op."""
+    double-VJP trick), so it works for every differentiable op.
+
+    Example:
+        >>> import core
+        >>> y, jv = core.jvp(lambda x: x * x, [core.tensor([1.0, 2.0])], [core.tensor([1.0, 1.0])])
+        >>> jv.numpy()
+        array([2., 4.], dtype=float32)
+    """
     from . import ops
 
     primals = [_input(p, f"jvp({_name(f)})") for p in primals]
@@ -162,7 +202,14 @@ def jvp(f, primals, tangents):
 
 
 def jacobian(f):
-    """``J(x)``: the Jacobian of ``f`` at ``x``, shape ``f(x).shape + x.shape``."""
+    """``J(x)``: the Jacobian of ``f`` at ``x``, shape ``f(x).shape + x.shape``.
+
+    Example:
+        >>> import core
+        >>> core.jacobian(lambda x: x * x)(core.tensor([1.0, 2.0])).numpy()
+        array([[2., 0.],
+               [0., 4.]], dtype=float32)
+    """
     from . import ops
 
     def j(x):
@@ -186,5 +233,12 @@ def jacobian(f):
 
 
 def hessian(f):
-    """``H(x)``: the Hessian of a scalar ``f`` at ``x``, shape ``x.shape + x.shape``."""
+    """``H(x)``: the Hessian of a scalar ``f`` at ``x``, shape ``x.shape + x.shape``.
+
+    Example:
+        >>> import core
+        >>> core.hessian(lambda x: core.sum(x**3))(core.tensor([1.0, 2.0])).numpy()
+        array([[ 6.,  0.],
+               [ 0., 12.]], dtype=float32)
+    """
     return jacobian(grad(f))

@@ -14,7 +14,8 @@ class SavedValue:
     """One value kept for backward. ``role`` is ``"input"``, ``"output"`` or ``"memory"``.
 
     ``needed`` is False for a value the gradient config names but no gradient of this node
-    will read (only a constant's gradient would): it is not kept (``released``, 0 bytes).
+    will read (only a constant's gradient would): it is never kept (``tensor`` None,
+    ``nbytes`` 0, shape and dtype known).
     """
 
     __slots__ = ("role", "name", "tensor", "_meta", "intermediate", "needed")
@@ -52,7 +53,8 @@ class SavedValue:
 
     @property
     def released(self) -> bool:
-        return self.tensor is None
+        """True once a kept value was dropped (gradient() of a non-persistent tape)."""
+        return self.tensor is None and self.needed
 
     def release(self) -> None:
         if self.tensor is not None:
@@ -60,7 +62,7 @@ class SavedValue:
             self.tensor = None
 
     def __repr__(self):
-        state = ", released" if self.released else ""
+        state = ", released" if self.released else "" if self.needed else ", not needed"
         return (
             f"SavedValue({self.role} {self.name!r}, shape={self.shape}, dtype={self.dtype}, "
             f"nbytes={self.nbytes}{state})"

@@ -289,6 +289,14 @@ def unregister_backend(name: str) -> None:
     """Remove backend ``name`` and every kernel registered for it.
 
     If it was the active backend, the highest-priority remaining one becomes active.
+
+    Example:
+        >>> import core
+        >>> core.register_backend("scratch", priority=-1)
+        >>> _ = core.register_kernel("Tanh", "scratch", lambda i, a: i["x"])
+        >>> core.unregister_backend("scratch")
+        >>> "scratch" in core.list_backends()
+        False
     """
     if name not in _BACKEND_FACTORIES:
         raise ValueError(

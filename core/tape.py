@@ -6,7 +6,9 @@ saved for backward (``SavedValue``: role, name, shape, dtype, nbytes). After ``g
 the tape also holds ``backward_nodes`` (the ops the gradient ran, each with ``grad_of``, the
 forward node whose gradient produced it) and ``backward_steps`` (per forward node, in the
 order the engine processed them: the incoming ``dy``, the gradients produced and where they
-were accumulated).
+were accumulated). Backward values larger than ``settings.backward_keep_bytes`` (64 KB) are
+recorded there by shape only (a disposed stand-in with the same id), so large arrays free
+and reuse memory as plain numpy code does; the gradients returned are always full values.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ import numpy as np
 from . import engine
 from .node import Node, SavedValue
 from .registry import _GRADIENTS, GradConfig
-from .tensor import Tensor, Variable, _Constant
+from .tensor import Tensor, Variable, _Constant, stand_in
 
 __all__ = ["Tape", "Node", "SavedValue", "BackwardStep"]
 
@@ -64,6 +66,7 @@ class Tape:
         self._used = False
         self._token = None
         self._grad_of = None  # while differentiating: the forward node being processed
+        self._keep_bytes = None  # ... and the largest backward value it keeps (None: all)
         _LIVE_TAPES.add(self)
 
     # --- recording -----------------------------------------------------------------------
@@ -109,6 +112,11 @@ class Tape:
         if backward:
             node.grad_of = self._grad_of
             node.style = "gradient" if style == "builtin" else style
+            limit = self._keep_bytes
+            if limit is not None:  # large backward values: shape-only records
+                node.inputs = _light(inputs, limit)
+                if any(t._data is not None and t._data.nbytes > limit for t in outputs):
+                    node.outputs = tuple([stand_in(t, limit) for t in outputs])
             self.backward_nodes.append(node)
             return node
         self.nodes.append(node)
@@ -193,11 +201,23 @@ def _saved_by_config(grad: GradConfig, inputs, outputs) -> list[SavedValue]:
     saved = []
     for is_input, key, readers in grad.save_plan:
         role, t = ("input", inputs[key]) if is_input else ("output", outputs[key])
-        if readers is not None and all(type(inputs[r]) is _Constant for r in readers):
-            saved.append(SavedValue._unneeded(role, key, t))
-        else:
-            saved.append(SavedValue(role, key, t))
+        if readers is not None:
+            for r in readers:
+                if type(inputs[r]) is not _Constant:
+                    break
+            else:  # only constants' gradients read it
+                saved.append(SavedValue._unneeded(role, key, t))
+                continue
+        saved.append(SavedValue(role, key, t))
     return saved
+
+
+def _light(inputs: dict, limit: int) -> dict:
+    for t in inputs.values():
+        d = t._data
+        if d is not None and d.nbytes > limit:
+            return {k: stand_in(v, limit) for k, v in inputs.items()}
+    return inputs
 
 
 def _flatten(items):

@@ -256,6 +256,29 @@ class Variable(Tensor):
         super().dispose()
 
 
+class _StandIn(Tensor):
+    """A shape-only record of a tensor (same id, no value) for tapes that must not keep a
+    large value alive; disposing or dropping it leaves the real tensor alone."""
+
+    __slots__ = ()
+
+    def __del__(self):
+        pass
+
+    def dispose(self) -> None:
+        pass
+
+
+def stand_in(t: Tensor, limit: int) -> Tensor:
+    """``t`` itself when its value has at most ``limit`` bytes, else a ``_StandIn`` of it."""
+    d = t._data
+    if d is None or d.nbytes <= limit:
+        return t
+    s = object.__new__(_StandIn)
+    s._data, s.id, s.name, s._meta = None, t.id, t.name, (d.shape, d.dtype)
+    return s
+
+
 class _Constant(Tensor):
     """A Python number an op turned into a tensor (``x * 0.5``). The user never holds it, so
     it is never a source: values saved only for its gradient are not kept (tape.py)."""

@@ -10,8 +10,9 @@ How a layer applies ``func`` (``input_rank`` is the rank of one example):
   ``input_rank + 1``, Wolfram's rule): ``func`` gets the whole batch, so examples can
   interact; a single example is run as a batch of one. ``func`` must keep the batch size.
 
-The output shape is inferred by running ``func`` on a test input of the input's shape; an
-output of another shape later (a shape that depends on values) is an error. The output has
+The output shape is inferred by running ``func`` on a test input of the input's shape
+(``np.random.default_rng(0).standard_normal(shape)``); an output of another shape later (a
+shape that depends on values) is an error. The output has
 the input's float type. Bounds: numba runs unchecked by default (fast; an out-of-range index
 is undefined behaviour, as in Wolfram); ``boundscheck=True``, or ``core.settings.boundscheck``
 when ``boundscheck=None``, raises an ``IndexError`` naming the layer (slower).

@@ -117,15 +117,22 @@ function render({ model, el: root }) {
     scale = s;
     apply();
   };
+  // fit the whole graph when it is small; a big one opens at a readable scale (>= 0.55),
+  // left/top aligned, to be panned, instead of shrinking to an unreadable thumbnail
   const fitView = () => {
     const svg = canvas.querySelector("svg");
-    if (!svg) return;
+    if (!svg || !viewport.clientWidth) return;
     const w = svg.width.baseVal.value || 1, h = svg.height.baseVal.value || 1;
-    scale = Math.min(1, (viewport.clientWidth - 8) / w, (viewport.clientHeight - 8) / h);
+    const whole = Math.min((viewport.clientWidth - 8) / w, (viewport.clientHeight - 8) / h);
+    scale = Math.min(1, Math.max(0.55, whole));
     if (!(scale > 0)) scale = 1;
     tx = 4; ty = 4;
     apply();
   };
+  let fitted = false;
+  new ResizeObserver(() => {
+    if (!fitted && viewport.clientWidth) { fitted = true; fitView(); }
+  }).observe(viewport);
   zoomIn.addEventListener("click", () => zoomAt(1.25, viewport.clientWidth / 2, viewport.clientHeight / 2));
   zoomOut.addEventListener("click", () => zoomAt(0.8, viewport.clientWidth / 2, viewport.clientHeight / 2));
   fit.addEventListener("click", fitView);

@@ -50,7 +50,8 @@ _DELEGATIONS: dict[str, str] = {}
 
 
 def _factory() -> Backend:
-    _sync_delegations()  # kernels registered on numpy after import get delegated too
+    # only the built-in kernels are delegated: a kernel a user registers for numpy alone
+    # stays missing on numba, and running it there is the registry's clear error
     return Backend(NAME, priority=0, info={"delegated": dict(_DELEGATIONS)})
 
 
@@ -117,7 +118,6 @@ def delegated_kernels() -> dict[str, str]:
         >>> nb.delegated_kernels()["BatchMatMul"]
         "matmul is BLAS in numpy already (numba's np.dot calls the same BLAS)"
     """
-    _sync_delegations()
     return {
         c.kernel_name: _DELEGATIONS.get(c.kernel_name, _NO_KERNEL)
         for c in kernels_for_backend(NAME)

@@ -148,7 +148,7 @@ class LayerInfo:
     input_rank: int | None
     batch: bool
     boundscheck: str
-    shapes: list = field(default_factory=list)  # (input example shape, output shape, dtype)
+    shapes: list = field(default_factory=list)  # (func's input shape, output shape, dtype)
     signatures: list = field(default_factory=list)
     compile_s: float = 0.0
 
@@ -160,7 +160,7 @@ class LayerInfo:
             ("input rank", "any (whole input)" if self.input_rank is None else self.input_rank),
             ("applies to", self._applies()),
             ("boundscheck", self.boundscheck),
-            ("shapes seen (one example)", shapes),
+            ("shapes seen (what func gets -> returns)", shapes),
             ("compiled signatures", "; ".join(self.signatures) or "none yet"),
             ("compile time", f"{self.compile_s:.3f} s"),
         ]
