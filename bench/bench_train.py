@@ -161,12 +161,16 @@ def main():
         f"784-256-256-10 MLP, batch {BATCH}, float32, one SGD step; best of {args.rounds} "
         f"rounds x {args.steps} steps; BLAS threads: {threads}"
     )
+    torch_ms = best.get("torch (CPU)")
     for label, _ in candidates:
         ms = best.get(label)
         if ms is None:
             print(f"  {label:<20} not installed")
-        else:
-            print(f"  {label:<20} {ms:8.3f} ms/step   {ms / base:5.2f}x numpy")
+            continue
+        vs_torch = (
+            f"   {ms / torch_ms:5.2f}x torch" if torch_ms and label.startswith("tapeviz") else ""
+        )
+        print(f"  {label:<20} {ms:8.3f} ms/step   {ms / base:5.2f}x numpy{vs_torch}")
 
 
 if __name__ == "__main__":

@@ -32,6 +32,8 @@ def reverse(tape: Tape, target, sources, output_gradients, unconnected_gradients
         if not isinstance(s, Tensor):
             raise TypeError(f"Tape.gradient: expected Tensors, got {type(s).__name__}")
     grads = _seed(targets, output_gradients)
+    for s in flat_sources:  # a gradient source is an input of the recorded computation
+        tape.watched.setdefault(s.id, s)
 
     live = {s.id for s in flat_sources if s.dtype.kind == "f"}
     relevant = []
@@ -40,7 +42,8 @@ def reverse(tape: Tape, target, sources, output_gradients, unconnected_gradients
             if t.id in live:
                 relevant.append(node)
                 for o in node.outputs:
-                    if o._shape_dtype()[1].kind == "f":
+                    d = o._data
+                    if (d.dtype if d is not None else o._meta[1]).kind == "f":
                         live.add(o.id)
                 break
 
@@ -54,10 +57,12 @@ def reverse(tape: Tape, target, sources, output_gradients, unconnected_gradients
     token = fixed.set(None)
     try:
         with engine._set_recorders(others + (tape,)):
+            fixed_on = False
             for node in reversed(relevant):
                 outs = node.outputs
                 if len(outs) == 1:
-                    d = grads.get(outs[0].id)
+                    oid = outs[0].id
+                    d = grads.get(oid)
                     if d is None:
                         continue
                     dys = [d]
@@ -67,12 +72,17 @@ def reverse(tape: Tape, target, sources, output_gradients, unconnected_gradients
                         continue
                 tape._grad_of = node.id
                 builtin = node.grad is not None and node.grad.builtin
-                if (fixed.get() is not None) != builtin:
+                if fixed_on is not builtin:
                     fixed.set(source if builtin else None)
+                    fixed_on = builtin
                 _backprop_node(tape, node, dys, grads, live, ops, keep)
-                for o in outs:  # its gradient is complete and used: let it go
-                    if o.id not in source_ids:
-                        grads.pop(o.id, None)
+                if len(outs) == 1:  # its gradient is complete and used: let it go
+                    if oid not in source_ids:
+                        grads.pop(oid, None)
+                else:
+                    for o in outs:
+                        if o.id not in source_ids:
+                            grads.pop(o.id, None)
     finally:
         tape._grad_of = tape._keep_bytes = None
         fixed.reset(token)
@@ -118,38 +128,50 @@ def _seed(targets, output_gradients):
 
 
 def _backprop_node(tape, node, dys, grads, live, ops, keep=None):
-    if node.grad is None:
+    grad = node.grad
+    if grad is None:
         raise GradientError(
             f"no gradient is registered for kernel {node.kernel!r} (node {node.id}, "
             f"{node.label}); register one with tv.register_gradient({node.kernel!r}, ...) "
             "or cut the path with tv.stop_gradient"
         )
-    for s in node.saved:
-        if s.tensor is None and s.needed:
-            raise RuntimeError(
-                f"Tape.gradient: the saved values of node {node.id} ({node.label}) were "
-                "released by an earlier gradient(); use Tape(persistent=True)"
-            )
-    if len(node.outputs) == 1:
+    saved = ()
+    if node.saved:
+        saved = []
+        for s in node.saved:
+            t = s.tensor
+            if t is None and s.needed:
+                raise RuntimeError(
+                    f"Tape.gradient: the saved values of node {node.id} ({node.label}) were "
+                    "released by an earlier gradient(); use Tape(persistent=True)"
+                )
+            saved.append(t)
+        saved = tuple(saved)
+    outputs = node.outputs
+    if len(outputs) == 1:
         dy = dys[0]
+        d = dy._data
+        recorded = (dy,) if keep is None or d is None or d.nbytes <= keep else _record(dys, keep)
     else:
         dy = tuple(
             d if d is not None else Tensor(np.zeros(*o._shape_dtype()))
-            for d, o in zip(dys, node.outputs)
+            for d, o in zip(dys, outputs)
         )
-    saved = tuple([s.tensor for s in node.saved])
-    step = BackwardStep(node.id, _record(dys, keep), {}, {}, [])
-    first_backward = len(tape.backward_nodes)
-    if node.grad.wants_needed:  # DifferentiableFunction: backward runs once
+        recorded = _record(dys, keep)
+    backward_nodes = tape.backward_nodes
+    first_backward = len(backward_nodes)
+    if grad.wants_needed:  # DifferentiableFunction: backward runs once
         needed = frozenset(k for k, x in node.inputs.items() if x.id in live)
-        thunks = node.grad.grad_fn(dy, saved, node.attrs, needed)
+        thunks = grad.grad_fn(dy, saved, node.attrs, needed)
     else:
-        thunks = node.grad.grad_fn(dy, saved, node.attrs)
-    if not isinstance(thunks, dict):
+        thunks = grad.grad_fn(dy, saved, node.attrs)
+    if type(thunks) is not dict and not isinstance(thunks, dict):
         raise GradientError(
             f"gradient of {node.label!r} (node {node.id}) must return a dict from input name "
             f"to a zero-argument callable, got {type(thunks).__name__}"
         )
+    anomaly = engine._ANOMALY.get()  # detect_anomaly: gradients made outside kernels too
+    step_grads, accumulated = {}, {}
     for name, x in node.inputs.items():
         if x.id not in live:
             continue
@@ -164,33 +186,36 @@ def _backprop_node(tape, node, dys, grads, live, ops, keep=None):
             )
         g = thunk() if callable(thunk) else thunk
         xd = x._data
-        if (
-            type(g) is not Tensor
-            or xd is None
-            or g._data.shape != xd.shape
-            or g._data.dtype != xd.dtype
-        ):
+        gd = g._data if type(g) is Tensor else None
+        if gd is None or xd is None or gd.shape != xd.shape or gd.dtype != xd.dtype:
             g = _check_grad(node, name, x, g, ops)
-        anomaly = engine._ANOMALY.get()  # detect_anomaly: gradients made outside kernels too
+            gd = g._data
         if anomaly is not None:
             anomaly.gradient(node, name, g)
-        step.grads[name] = g if keep is None else stand_in(g, keep)
+        step_grads[name] = g if keep is None or gd.nbytes <= keep else stand_in(g, keep)
         prev = grads.get(x.id)
         if prev is None:
             grads[x.id] = g
         else:
             total = ops.add(prev, g)
             grads[x.id] = total
-            step.accumulated[name] = total if keep is None else stand_in(total, keep)
-    if len(tape.backward_nodes) > first_backward:
-        step.backward_node_ids = [n.id for n in tape.backward_nodes[first_backward:]]
-    tape.backward_steps.append(step)
+            accumulated[name] = total if keep is None else stand_in(total, keep)
+    made = len(backward_nodes) - first_backward
+    if made == 1:
+        ids = [backward_nodes[-1].id]
+    else:
+        ids = [n.id for n in backward_nodes[first_backward:]] if made else []
+    tape.backward_steps.append(BackwardStep(node.id, recorded, step_grads, accumulated, ids))
 
 
 def _record(dys, keep) -> tuple:
     """dy as the step records it: values above ``keep`` bytes as shape-only stand-ins."""
     if keep is None:
         return tuple(dys)
+    if len(dys) == 1:
+        d = dys[0]
+        if d is None or d._data is None or d._data.nbytes <= keep:
+            return (d,)
     return tuple([d if d is None else stand_in(d, keep) for d in dys])
 
 

@@ -29,6 +29,7 @@ _UNARY = {
 _BROADCAST = {
     K.ADD, K.SUB, K.MUL, K.DIV, K.POW, K.MAXIMUM, K.MINIMUM, K.GREATER, K.GREATER_EQUAL,
     K.LESS, K.LESS_EQUAL, K.EQUAL, K.NOT_EQUAL, K.SELECT, K.MATMUL,
+    K.TANH_GRAD, K.SIGMOID_GRAD, K.RELU_GRAD, K.SQRT_GRAD, K.RSQRT_GRAD, K.SIN_GRAD, K.COS_GRAD,
 }  # fmt: skip
 _REDUCE = {K.SUM, K.MAX, K.MIN, K.PROD}
 _NHWC = {K.CONV2D, K.MAX_POOL, K.AVG_POOL}
@@ -69,12 +70,34 @@ def _blas_limit(elements: int):
         try:
             from threadpoolctl import ThreadpoolController
 
-            _CONTROLLER.append(ThreadpoolController())
+            libs = ThreadpoolController().select(user_api="blas").lib_controllers
+            _CONTROLLER.append(list(libs) or None)
         except Exception:  # not installed, or no BLAS found: leave threads alone
             _CONTROLLER.append(None)
     if _CONTROLLER[0] is None:
         return contextlib.nullcontext()
-    return _CONTROLLER[0].limit(limits=1, user_api="blas")
+    return _OneBlasThread(_CONTROLLER[0])
+
+
+class _OneBlasThread:
+    """Every BLAS library at one thread inside the block, restored after (threadpoolctl's
+    ``limit()`` re-reads every library's state each time: 10x slower for small replays)."""
+
+    def __init__(self, libs):
+        self.libs, self.before = libs, ()
+
+    def __enter__(self):
+        self.before = [(lib, lib.num_threads) for lib in self.libs]
+        for lib, n in self.before:
+            if n != 1:
+                lib.set_num_threads(1)
+        return self
+
+    def __exit__(self, *exc):
+        for lib, n in self.before:
+            if n != 1:
+                lib.set_num_threads(n)
+        return False
 
 
 def _replay_nodes(nodes, env, values, size) -> None:

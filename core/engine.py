@@ -242,18 +242,25 @@ def _user_frame():
         if hit is None:
             hit = _classify(code)
         if not hit:
-            key = (code, f.f_lineno)
+            # keyed by instruction offset: f_lineno walks the line table (slow in long
+            # functions), so it runs once per call site
+            key = (code, f.f_lasti)
             source = _SOURCES.get(key)
-            if source is None:  # one tuple per code line, shared by its nodes
+            if source is None:
                 if len(_SOURCES) > 100_000:
                     _SOURCES.clear()
-                source = _SOURCES[key] = (code.co_filename, key[1], code.co_name)
+                    _LINES.clear()
+                line = (code, f.f_lineno)  # one tuple per code line, shared by its nodes
+                source = _SOURCES[key] = _LINES.setdefault(
+                    line, (code.co_filename, line[1], code.co_name)
+                )
             return source
         f = f.f_back
     return None
 
 
-_SOURCES: dict = {}
+_SOURCES: dict = {}  # (code, instruction offset) -> source
+_LINES: dict = {}  # (code, line) -> source
 
 
 def zeros_like_array(t: Tensor) -> np.ndarray:

@@ -56,7 +56,10 @@ def _jacobian(p, k, eps, u, d):
             Y, strategy = p.batched(k, X.reshape((2 * c,) + x.shape))
             Y = Y.reshape(2 * c, -1)
             parts.append(_columns(Y[:c], Y[c:], X[rows, idx], X[c + rows, idx], flat[idx], p.y))
-        J, Jp, Jm = (np.concatenate([q[j] for q in parts], axis=1) for j in range(3))
+        if len(parts) == 1:  # one chunk: no copies
+            J, Jp, Jm = parts[0]
+        else:
+            J, Jp, Jm = (np.concatenate([q[j] for q in parts], axis=1) for j in range(3))
         scale = np.abs(d).max(initial=0) + 1.0
         noise = np.sqrt(n) * 1e3 * np.finfo(float).eps * (np.abs(p.y).max(initial=0) + 1) / eps
         if np.abs(J @ u.reshape(-1) - d.reshape(-1)).max(initial=0) <= 1e-5 * scale + noise:

@@ -48,6 +48,15 @@ EQUAL = "Equal"
 NOT_EQUAL = "NotEqual"
 SELECT = "Select"
 
+# fused gradient kernels: one backward step runs one kernel (dy and a saved value in)
+TANH_GRAD = "TanhGrad"
+SIGMOID_GRAD = "SigmoidGrad"
+RELU_GRAD = "ReluGrad"
+SQRT_GRAD = "SqrtGrad"
+RSQRT_GRAD = "RsqrtGrad"
+SIN_GRAD = "SinGrad"
+COS_GRAD = "CosGrad"
+
 # reductions
 SUM = "Sum"
 MAX = "Max"

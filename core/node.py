@@ -57,8 +57,10 @@ class SavedValue:
         return self.tensor is None and self.needed
 
     def release(self) -> None:
-        if self.tensor is not None:
-            self._meta = self._describe() if self.tensor._data is not None else (None, None, 0)
+        t = self.tensor
+        if t is not None:
+            d = t._data
+            self._meta = (d.shape, d.dtype, d.nbytes) if d is not None else (None, None, 0)
             self.tensor = None
 
     def __repr__(self):
@@ -103,7 +105,10 @@ class Node:
         "info",
     )
 
-    def __init__(self, id, kernel, backend, inputs, outputs, attrs, saved, grad, style, label):
+    def __init__(
+        self, id, kernel, backend, inputs, outputs, attrs, saved, grad, style, label,
+        scope="", source=None,
+    ):  # fmt: skip
         self.id = id
         self.kernel = kernel
         self.backend = backend
@@ -114,8 +119,8 @@ class Node:
         self.grad = grad
         self.style = style
         self.label = label
-        self.scope = ""
-        self.source = None
+        self.scope = scope
+        self.source = source
         self.grad_of = None
         self.info = None
 

@@ -28,7 +28,7 @@ __all__ = ["Tape", "Node", "SavedValue", "BackwardStep"]
 _LIVE_TAPES: weakref.WeakSet = weakref.WeakSet()
 
 
-@dataclass
+@dataclass(slots=True)
 class BackwardStep:
     """What reverse mode did at one forward node, in the engine's order."""
 
@@ -87,7 +87,68 @@ class Tape:
             self.watched[t.id] = t
 
     def _record(self, kernel, backend, inputs, outputs, attrs, extra, source):
-        backward = self._grad_of is not None  # a gradient op of this tape's own gradient()
+        if self._grad_of is not None and extra is None:
+            return self._record_backward(kernel, backend, inputs, outputs, attrs, source)
+        if extra is not None:
+            return self._record_special(kernel, backend, inputs, outputs, attrs, extra, source)
+        # the hot path: a kernel run by an op, recorded as a forward node
+        grad = _GRADIENTS.get(kernel)
+        if grad is None:
+            style, saved = "builtin", []
+        else:
+            style = "builtin" if grad.builtin else "override"
+            saved = (
+                _saved_by_config(grad, inputs, outputs)
+                if grad.save_plan or grad.save_all_inputs
+                else []
+            )
+        scope = engine._SCOPE.get()
+        node_id = self._next_id
+        self._next_id = node_id + 1
+        node = Node(
+            node_id, kernel, backend, inputs, outputs, attrs, saved, grad, style, kernel,
+            "/".join(scope) if scope else "", source,
+        )  # fmt: skip
+        self.nodes.append(node)
+        producer = self._producer
+        for o in outputs:
+            producer[o.id] = node
+        for t in inputs.values():
+            if type(t) is not Tensor and isinstance(t, Variable) and t.trainable:
+                self.watched.setdefault(t.id, t)
+        return node
+
+    def _record_backward(self, kernel, backend, inputs, outputs, attrs, source):
+        """A gradient op of this tape's own ``gradient()``: a backward node (nothing saved)."""
+        grad = _GRADIENTS.get(kernel)
+        scope = engine._SCOPE.get()
+        node_id = self._next_id
+        self._next_id = node_id + 1
+        node = Node(
+            node_id, kernel, backend, inputs, outputs, attrs, [], grad,
+            "gradient" if grad is None or grad.builtin else "override", kernel,
+            "/".join(scope) if scope else "", source,
+        )  # fmt: skip
+        node.grad_of = self._grad_of
+        limit = self._keep_bytes
+        if limit is not None:  # large backward values: shape-only records
+            for t in inputs.values():
+                d = t._data
+                if d is not None and d.nbytes > limit:
+                    node.inputs = {k: stand_in(v, limit) for k, v in inputs.items()}
+                    break
+            for t in outputs:
+                d = t._data
+                if d is not None and d.nbytes > limit:
+                    node.outputs = tuple([stand_in(t, limit) for t in outputs])
+                    break
+        self.backward_nodes.append(node)
+        return node
+
+    def _record_special(self, kernel, backend, inputs, outputs, attrs, extra, source):
+        """A node made by ``record_node`` (custom gradients) or a gradient op of this tape's
+        own ``gradient()`` (a backward node)."""
+        backward = self._grad_of is not None
         if extra is None:
             grad = _GRADIENTS.get(kernel)
             if grad is None:
@@ -101,22 +162,24 @@ class Tape:
             saved = [SavedValue(r, n, t) for r, n, t in (extra["saved"] or ())]
             if extra["saved"] is None and grad is not None:
                 saved = _saved_by_config(grad, inputs, outputs)
-        node = Node(
-            self._next_id, kernel, backend, inputs, outputs, attrs, saved, grad, style, label
-        )
-        self._next_id += 1
-        node.source = source
         scope = engine._SCOPE.get()
-        if scope:
-            node.scope = "/".join(scope)
+        node = Node(
+            self._next_id, kernel, backend, inputs, outputs, attrs, saved, grad, style, label,
+            "/".join(scope) if scope else "", source,
+        )  # fmt: skip
+        self._next_id += 1
         if backward:
             node.grad_of = self._grad_of
-            node.style = "gradient" if style == "builtin" else style
+            if style == "builtin":
+                node.style = "gradient"
             limit = self._keep_bytes
             if limit is not None:  # large backward values: shape-only records
                 node.inputs = _light(inputs, limit)
-                if any(t._data is not None and t._data.nbytes > limit for t in outputs):
-                    node.outputs = tuple([stand_in(t, limit) for t in outputs])
+                for t in outputs:
+                    d = t._data
+                    if d is not None and d.nbytes > limit:
+                        node.outputs = tuple([stand_in(t, limit) for t in outputs])
+                        break
             self.backward_nodes.append(node)
             return node
         self.nodes.append(node)

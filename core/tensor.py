@@ -7,6 +7,7 @@ the other way round, so the hot path makes no reference cycles (see STYLE.md).
 from __future__ import annotations
 
 import itertools
+import sys
 import threading
 
 import numpy as np
@@ -101,9 +102,9 @@ class Tensor(TensorOperators):
         if type(data) is not np.ndarray:  # numpy scalars, subclasses: a plain array
             data = _check_dtype(np.asarray(data), "Tensor")
         self._data = data
-        self.id = next(_ids)
+        self.id = i = next(_ids)
         self.name = name
-        _LIVE[self.id] = data.nbytes
+        _LIVE[i] = data.nbytes
         if _OPEN_SCOPES[0]:
             stack = getattr(_SCOPES, "stack", None)
             if stack:
@@ -240,6 +241,20 @@ class Variable(Tensor):
 
     def assign(self, value) -> Variable:
         """Replace the value with ``value`` of the same shape and dtype; returns self."""
+        d = self._data
+        if (
+            type(value) is np.ndarray
+            and sys.getrefcount(value) <= _TEMPORARY_REFS  # no one else can reach it
+            and d is not None
+            and value.base is None
+            and value.flags.owndata
+            and value.dtype == d.dtype
+            and value.shape == d.shape
+            and value.flags.writeable
+        ):  # a temporary (``v.assign(w - lr * g)``): the copy below would be wasted
+            self._data = value
+            _LIVE[self.id] = value.nbytes
+            return self
         new = _to_array(value, where=f"Variable {self._label()}.assign")
         if new.shape != self.shape:
             raise ValueError(
@@ -254,6 +269,22 @@ class Variable(Tensor):
 
     def dispose(self) -> None:
         super().dispose()
+
+
+def _refs(value) -> int:
+    return sys.getrefcount(value)
+
+
+def _temporary_refs() -> int:
+    """The reference count ``assign`` sees for an array only the call holds (numpy's own
+    temporary elision uses the same fact); 0 (never skip the copy) where a named array
+    would look the same (interpreters that borrow references on the stack)."""
+    named = np.empty(1)
+    temporary, held = _refs(np.empty(1)), _refs(named)
+    return temporary if temporary < held else 0
+
+
+_TEMPORARY_REFS = _temporary_refs()
 
 
 class _StandIn(Tensor):

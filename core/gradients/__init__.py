@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from ..registry import register_gradient
-from . import elementwise, linalg, nn, reduce, shape
+from . import elementwise, fused, linalg, nn, reduce, shape
 
-FAMILIES = (elementwise, reduce, linalg, shape, nn)
+FAMILIES = (elementwise, fused, reduce, linalg, shape, nn)
 
 
 def register() -> None:

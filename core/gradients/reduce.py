@@ -9,8 +9,8 @@ from .. import ops as o
 def _expand(dy, attrs):
     """dy reshaped with the reduced axes kept (size 1), ready to broadcast."""
     shape, axes = attrs["input_shape"], attrs["axis"]
-    if attrs["keepdims"]:
-        return dy
+    if attrs["keepdims"] or (axes is None and not dy.shape):
+        return dy  # kept axes, or a 0-d total: broadcasts as it is
     axes = range(len(shape)) if axes is None else axes
     kept = tuple(1 if i in axes else s for i, s in enumerate(shape))
     return o.reshape(dy, kept)

@@ -13,7 +13,9 @@ def _reshape(dy, saved, attrs):
 
 
 def _transpose(dy, saved, attrs):
-    inverse = tuple(int(i) for i in np.argsort(attrs["perm"]))
+    inverse = [0] * len(attrs["perm"])
+    for i, p in enumerate(attrs["perm"]):
+        inverse[p] = i
     return {"x": lambda: o.transpose(dy, inverse)}
 
 

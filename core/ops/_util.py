@@ -14,7 +14,7 @@ def as_tensor(x, op: str, like: Tensor | None = None) -> Tensor:
     if isinstance(x, Tensor):
         return x
     if like is not None and type(x) in _PY_NUMBERS:
-        return _Constant(np.array(x, _weak_dtype(x, like.dtype)))
+        return _Constant(_constant_array(x, like.dtype))
     if (
         like is not None
         and isinstance(x, (numbers.Number, np.bool_))
@@ -25,6 +25,23 @@ def as_tensor(x, op: str, like: Tensor | None = None) -> Tensor:
 
 
 _PY_NUMBERS = (float, int, bool)
+# 0-d read-only arrays of Python numbers by (type, value, dtype): `x * 0.9` in a loop makes
+# one array, each op still gets its own _Constant tensor (so graphs and tidy are unchanged)
+_CONSTANTS: dict = {}
+
+
+def _constant_array(x, dtype) -> np.ndarray:
+    key = (type(x), x, dtype)
+    arr = _CONSTANTS.get(key)
+    if arr is None:
+        arr = np.array(x, _weak_dtype(x, dtype))
+        # 0.0 == -0.0 and nan != nan: keep those out of the cache
+        if x and x == x:
+            arr.flags.writeable = False
+            if len(_CONSTANTS) >= 4096:
+                _CONSTANTS.clear()
+            _CONSTANTS[key] = arr
+    return arr
 
 
 def _weak_dtype(x, dtype):
@@ -52,7 +69,7 @@ def binary_args(a, b, op: str) -> tuple[Tensor, Tensor]:
     if a._data is None or b._data is None:
         a.data, b.data  # noqa: B018 - raises DisposedError naming the tensor
     da, db = a._data.dtype, b._data.dtype
-    if da != db:
+    if da is not db and da != db:
         from .elementwise import cast
 
         common = np.result_type(da, db)

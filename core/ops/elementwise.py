@@ -6,15 +6,18 @@ import numpy as np
 
 from .. import kernel_names as K
 from ..engine import run_kernel
-from ..tensor import Tensor
-from ._util import as_tensor, binary_args, broadcast_shape, require_float
+from ..tensor import Tensor, Variable, _Constant
+from ._util import _constant_array, as_tensor, binary_args, broadcast_shape, require_float
 
 
 def _unary(kernel: str, op: str, float_only: bool = True):
     def fn(x) -> Tensor:
-        x = as_tensor(x, op)
+        if type(x) is not Tensor:
+            x = as_tensor(x, op)
         if float_only:
-            require_float(x, op)
+            d = x._data
+            if d is None or d.dtype.kind != "f":
+                require_float(x, op)
         return run_kernel(kernel, {"x": x})
 
     fn.__name__ = op
@@ -87,8 +90,31 @@ def identity(x) -> Tensor:
     return run_kernel(K.IDENTITY, {"x": as_tensor(x, "identity")})
 
 
+_TENSORS = frozenset((Tensor, _Constant, Variable))  # exact types the fast paths take
+
+
 def _binary(kernel: str, op: str):
     def fn(a, b) -> Tensor:
+        # fast paths (what binary_args would return): same-dtype tensors of one shape, and a
+        # float tensor with a Python float or int (weakly typed: it takes the tensor's dtype)
+        ta, tb = type(a), type(b)
+        if ta in _TENSORS:
+            d = a._data
+            if tb in _TENSORS:
+                e = b._data
+                if (
+                    d is not None
+                    and e is not None
+                    and d.dtype is e.dtype
+                    and (d.shape == e.shape or not e.shape or not d.shape)  # 0-d broadcasts
+                ):
+                    return run_kernel(kernel, {"a": a, "b": b})
+            elif (tb is float or tb is int) and d is not None and d.dtype.kind == "f":
+                return run_kernel(kernel, {"a": a, "b": _Constant(_constant_array(b, d.dtype))})
+        elif tb in _TENSORS and (ta is float or ta is int):
+            d = b._data
+            if d is not None and d.dtype.kind == "f":
+                return run_kernel(kernel, {"a": _Constant(_constant_array(a, d.dtype)), "b": b})
         a, b = binary_args(a, b, op)
         return run_kernel(kernel, {"a": a, "b": b})
 
@@ -134,6 +160,33 @@ def where(condition, a, b) -> Tensor:
     broadcast_shape(condition.shape, broadcast_shape(a.shape, b.shape, "where"), "where")
     return run_kernel(K.SELECT, {"condition": condition, "a": a, "b": b})
 
+
+def _fused(kernel: str, op: str, second: str):
+    """A fused gradient op ``op(dy, second)``: one kernel for one backward step."""
+
+    def fn(dy, v) -> Tensor:
+        if type(dy) is not Tensor or type(v) is not Tensor:
+            dy, v = binary_args(dy, v, op)
+        else:  # the backward pass: dy and the saved value agree (binary_args checks the rest)
+            d, e = dy._data, v._data
+            if d is None or e is None or d.dtype is not e.dtype or d.shape != e.shape:
+                dy, v = binary_args(dy, v, op)
+        return run_kernel(kernel, {"dy": dy, second: v})
+
+    fn.__name__ = op
+    fn.__qualname__ = op
+    fn.__doc__ = f"Fused gradient ``{op}(dy, {second})`` (kernel ``{kernel}``)."
+    return fn
+
+
+# fused gradient ops (not exported by core.ops: gradients call them); math in gradients/
+tanh_grad = _fused(K.TANH_GRAD, "tanh_grad", "y")
+sigmoid_grad = _fused(K.SIGMOID_GRAD, "sigmoid_grad", "y")
+relu_grad = _fused(K.RELU_GRAD, "relu_grad", "x")
+sqrt_grad = _fused(K.SQRT_GRAD, "sqrt_grad", "y")
+rsqrt_grad = _fused(K.RSQRT_GRAD, "rsqrt_grad", "y")
+sin_grad = _fused(K.SIN_GRAD, "sin_grad", "x")
+cos_grad = _fused(K.COS_GRAD, "cos_grad", "x")
 
 true_divide = div
 subtract = sub

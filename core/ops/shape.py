@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import builtins
+import math
 
 import numpy as np
 
@@ -15,9 +16,12 @@ from ._util import as_tensor, norm_axis
 def reshape(x, shape) -> Tensor:
     """Same values, new ``shape`` (one entry may be -1)."""
     x = as_tensor(x, "reshape")
-    shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(int(s) for s in shape)
+    shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(map(int, shape))
     try:
-        target = np.empty(x.shape, np.bool_).reshape(shape).shape  # resolves -1, checks size
+        if min(shape, default=0) >= 0 and math.prod(shape) == x.size:
+            target = shape  # no -1 to resolve (the common case: no allocation)
+        else:  # resolves -1, checks size
+            target = np.empty(x.shape, np.bool_).reshape(shape).shape
     except ValueError:
         raise ValueError(
             f"reshape: cannot reshape a tensor of shape {x.shape} into {shape}"
@@ -36,10 +40,11 @@ def flatten(x) -> Tensor:
 def transpose(x, perm=None) -> Tensor:
     """Permute axes (reverse them by default, as numpy)."""
     x = as_tensor(x, "transpose")
-    perm = tuple(reversed(range(x.ndim))) if perm is None else tuple(int(p) for p in perm)
-    if sorted(perm) != list(range(x.ndim)):
+    ndim = len(x.shape)
+    perm = tuple(range(ndim - 1, -1, -1)) if perm is None else tuple(map(int, perm))
+    if sorted(perm) != list(range(ndim)):
         raise ValueError(f"transpose: perm {perm} is not a permutation of {x.ndim} axes")
-    if perm == tuple(range(x.ndim)):
+    if perm == tuple(range(ndim)):
         return x
     return run_kernel(K.TRANSPOSE, {"x": x}, {"perm": perm})
 
@@ -189,15 +194,22 @@ def tile(x, reps) -> Tensor:
 
 def broadcast_to(x, shape) -> Tensor:
     x = as_tensor(x, "broadcast_to")
-    shape = tuple(int(s) for s in shape)
-    try:
-        np.broadcast_shapes(x.shape, shape)
-        assert np.broadcast_shapes(x.shape, shape) == shape
-    except (ValueError, AssertionError):
-        raise ValueError(f"broadcast_to: cannot broadcast shape {x.shape} to {shape}") from None
+    shape = tuple(map(int, shape))
+    if not _broadcasts_to(x.shape, shape):
+        raise ValueError(f"broadcast_to: cannot broadcast shape {x.shape} to {shape}")
     if shape == x.shape:
         return x
     return run_kernel(K.BROADCAST_TO, {"x": x}, {"shape": shape, "input_shape": x.shape})
+
+
+def _broadcasts_to(small: tuple, big: tuple) -> bool:
+    """numpy's rule: ``small`` broadcasts to ``big`` (trailing dims equal or 1)."""
+    if len(small) > len(big) or min(big, default=0) < 0:
+        return False
+    for s, b in zip(small[::-1], big[::-1]):
+        if s != b and s != 1:
+            return False
+    return True
 
 
 def sum_to(x: Tensor, shape) -> Tensor:
@@ -208,9 +220,10 @@ def sum_to(x: Tensor, shape) -> Tensor:
     if x.shape == shape:
         return x
     lead = x.ndim - len(shape)
-    axes = tuple(range(lead)) + tuple(
-        i + lead for i, s in enumerate(shape) if s == 1 and x.shape[i + lead] != 1
-    )
+    kept = tuple(i + lead for i, s in enumerate(shape) if s == 1 and x.shape[i + lead] != 1)
+    if lead > 0 and not kept and x.shape[lead:] == shape:  # one Sum, no Reshape
+        return _sum(x, tuple(range(lead)))
+    axes = tuple(range(lead)) + kept
     out = _sum(x, axes, keepdims=True) if axes else x
     return reshape(out, shape)
 

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from . import collapse as _collapse
 from .labels import label
 from .nodes import (
+    EDGE_WORDS,
     PARTIAL,
     cluster_label,
     edge,
@@ -182,13 +183,14 @@ def _backward(data, opts, out, plan):
         if e["kind"] != "saved":
             out.edges.append(plain_edge(e["src"], e["dst"], e["bytes"]))
         elif both and opts.show_saved:  # a backward op reading a saved forward value
+            out.present.add(("edge", "saved_read"))
             out.edges.append(
                 plain_edge(
                     e["src"],
                     e["dst"],
                     0,
                     style="dotted",
-                    color=SAVED_STYLE["border"],
+                    color=SAVED_STYLE["border"] + "B0",  # see-through: many of them cross
                     constraint="false",
                     arrowsize="0.4",
                 )
@@ -196,9 +198,10 @@ def _backward(data, opts, out, plan):
     if both:
         for step in data.backward_steps:
             first = step["backward_ops"][0] if step["backward_ops"] else f"b{step['op']}"
+            out.present.add(("edge", "grad_link"))
             attrs = {
                 "style": "dashed",
-                "color": "#CC79A7",
+                "color": EDGE_WORDS["grad_link"][0],
                 "constraint": "false",
                 "lhead": f"cluster_b{step['op']}",
                 "arrowhead": "empty",

@@ -161,6 +161,8 @@ def _saved(node, op, data) -> None:
                 "dtype": dtype_name(sv.dtype) if sv.dtype is not None else None,
                 "bytes": int(sv.nbytes),
                 "released": sv.released,
+                # a value only a constant's gradient would read is never kept (0 B)
+                "needed": bool(getattr(sv, "needed", True)),
             }
         )
     op["saved_bytes"] = sum(s.nbytes for s in node.saved)

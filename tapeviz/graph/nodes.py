@@ -81,7 +81,10 @@ def saved_node(box_id: str, op: dict, saved: list[dict], opts) -> str:
     spec = [("title", f"saved for backward {DOT} {fmt_bytes(op['saved_bytes'])}", None)]
     for s in saved:
         gone = " (released)" if s["released"] else ""
-        text = f"{s['role']} {s['name']} {fmt_shape(s['shape'])} {fmt_bytes(s['bytes'])}{gone}"
+        size = fmt_bytes(s["bytes"])
+        if not s.get("needed", True):  # no gradient that runs reads it: never kept
+            size = "not kept (0 B): no gradient needs it"
+        text = f"{s['role']} {s['name']} {fmt_shape(s['shape'])} {size}{gone}"
         spec.append(("text", text, "#5A3E00"))
     attrs["tooltip"] = f"values {op['label']} saved for backward"
     return _finish(box_id, attrs, spec, opts)
@@ -161,6 +164,25 @@ def _legend_entries(present: set) -> list:
     return out
 
 
+# edge kinds of the "both" view: (colour, pattern, words); the pattern is the colour's twin
+EDGE_WORDS = {
+    "grad_link": ("#CC79A7B0", "- - -\u25b7", "forward op \u2192 the gradient ops it ran"),
+    "saved_read": ("#E69F00", "\u00b7 \u00b7 \u00b7 \u00b7", "saved value read by a gradient op"),
+}
+
+
+def _edge_rows(present: set, html: bool) -> list:
+    """Legend lines for the dashed and dotted edges of the "both" view."""
+    kinds = [k for k in EDGE_WORDS if ("edge", k) in present]
+    if html:
+        return [
+            f"<TR><TD>{small(EDGE_WORDS[k][1], EDGE_WORDS[k][0][:7], 10)}</TD>"
+            f'<TD ALIGN="LEFT">{small(EDGE_WORDS[k][2])}</TD></TR>'
+            for k in kinds
+        ]
+    return [f"{EDGE_WORDS[k][1]} {EDGE_WORDS[k][2]}" for k in kinds]
+
+
 def legend(present: set, opts) -> list[str]:
     """Statements for the legend: one HTML table node, or a cluster of sample nodes."""
     entries = _legend_entries(present)
@@ -169,6 +191,7 @@ def legend(present: set, opts) -> list[str]:
         for fill, border, _, style, words, _ in entries:
             cell_style = "dashed" if "dashed" in style else "rounded" if "rounded" in style else ""
             rows.append(swatch_row(fill, border, cell_style or "solid", words))
+        rows += _edge_rows(present, html=True)
         rows.append('<TR><TD COLSPAN="2">' + small("edge width grows with bytes") + "</TD></TR>")
         text = '<<TABLE BORDER="0" CELLBORDER="0" CELLSPACING="3" CELLPADDING="2">'
         text += "".join(rows) + "</TABLE>>"
@@ -178,6 +201,7 @@ def legend(present: set, opts) -> list[str]:
         attrs = {"shape": shape, "style": style, "fillcolor": fill, "color": border}
         attrs.update({k: v for k, v in extra.items() if k != "style"})
         lines.append(statement(f"legend{i}", attrs, attr(words)))
-    lines.append('"legend_edges" [shape=plaintext, label="edge width grows with bytes"]')
+    words = "\\l".join([*_edge_rows(present, html=False), "edge width grows with bytes"])
+    lines.append(f'"legend_edges" [shape=plaintext, label="{words}\\l"]')
     lines.append("}")
     return lines

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import html
 import pathlib
+import re
 
 import numpy as np
 
@@ -73,6 +74,29 @@ def resolve_tape(target, args=(), kwargs=None) -> tuple[Tape, Exception | None]:
     )
 
 
+_SVG_SIZE = re.compile(r'<svg width="([\d.]+)pt" height="([\d.]+)pt"')
+
+
+def fit_width(svg: str, max_pt: float = 720.0, min_scale: float = 0.7) -> str:
+    """Shrink a wide SVG's displayed size to ``max_pt`` (a notebook's output width), but not
+    below ``min_scale``: text stays legible and a bigger graph scrolls. The drawing (viewBox)
+    is unchanged, so ``to_svg()`` and saved files keep the natural size.
+
+    Example:
+        >>> fit_width('<svg width="1000pt" height="100pt" viewBox="0 0 1000 100">')
+        '<svg width="720pt" height="72pt" viewBox="0 0 1000 100">'
+    """
+    m = _SVG_SIZE.search(svg)
+    if m is None:
+        return svg
+    w, h = float(m.group(1)), float(m.group(2))
+    scale = max(min_scale, min(1.0, max_pt / w))
+    if scale >= 1.0:
+        return svg
+    size = f'<svg width="{w * scale:.0f}pt" height="{h * scale:.0f}pt"'
+    return svg[: m.start()] + size + svg[m.end() :]
+
+
 class GraphView:
     """A drawn graph: shows itself in Jupyter (SVG), and gives ``to_dot``/``to_svg``/``save``.
 
@@ -121,7 +145,7 @@ class GraphView:
         except Exception as e:  # errors are part of the UI: say what failed, in place
             msg = html.escape(f"{type(e).__name__}: {e}")
             return {"text/plain": text, "text/html": f"<pre>graph could not be drawn: {msg}</pre>"}
-        return {"text/plain": text, "image/svg+xml": svg}
+        return {"text/plain": text, "image/svg+xml": fit_width(svg)}
 
     def __repr__(self):
         m = self.data.meta

@@ -18,7 +18,7 @@ import traitlets as t
 from .details import node_details
 from .extract import extract
 from .render import normalize_highlight, render_svg
-from .show import mode_of, resolve_tape
+from .show import fit_width, mode_of, resolve_tape
 
 _STATIC = pathlib.Path(__file__).resolve().parent.parent / "static"
 
@@ -154,5 +154,5 @@ class GraphWidget(anywidget.AnyWidget):
         bundle = super()._repr_mimebundle_(**kwargs)
         data, meta = bundle if isinstance(bundle, tuple) else (bundle, {})
         if self.svg:
-            data["image/svg+xml"] = self.svg  # a saved notebook still shows the picture
+            data["image/svg+xml"] = fit_width(self.svg)  # a saved notebook shows the picture
         return data, meta

@@ -97,6 +97,7 @@ function render({ model, el: root }) {
   const zoomIn = el("button", "tv-zoom", "+");
   const zoomOut = el("button", "tv-zoom", "\u2212");
   const fit = el("button", "tv-zoom", "fit");
+  fit.title = "show the whole graph";
   bar.append(zoomIn, zoomOut, fit);
 
   const body = el("div", "tv-body");
@@ -108,8 +109,15 @@ function render({ model, el: root }) {
   body.append(viewport, panel);
   root.append(bar, message, body);
 
+  const zoomNote = el("div", "tv-zoom-note");
+  viewport.appendChild(zoomNote);
+  // the smallest scale that keeps the 7 pt sub-labels legible (about 6.5 px on screen)
+  const VIEW_HEIGHT = 480, MIN_HEIGHT = 160, READABLE = 0.7;
   let scale = 1, tx = 0, ty = 0;
-  const apply = () => { canvas.style.transform = `translate(${tx}px, ${ty}px) scale(${scale})`; };
+  const apply = () => {
+    canvas.style.transform = `translate(${tx}px, ${ty}px) scale(${scale})`;
+    showZoom();
+  };
   const zoomAt = (f, cx, cy) => {
     const s = Math.min(8, Math.max(0.1, scale * f));
     tx = cx - ((cx - tx) * s) / scale;
@@ -117,27 +125,65 @@ function render({ model, el: root }) {
     scale = s;
     apply();
   };
-  // fit the whole graph when it is small; a big one opens at a readable scale (>= 0.55),
-  // left/top aligned, to be panned, instead of shrinking to an unreadable thumbnail
-  const fitView = () => {
+  // open at a readable scale: the whole graph when it fits at >= READABLE, else READABLE
+  // (1 for a small graph), left/top aligned, to be panned, instead of an unreadable
+  // thumbnail. "fit" shows the whole graph whatever the scale; a short graph gets a short box.
+  const svgSize = () => {
     const svg = canvas.querySelector("svg");
-    if (!svg || !viewport.clientWidth) return;
-    const w = svg.width.baseVal.value || 1, h = svg.height.baseVal.value || 1;
-    const whole = Math.min((viewport.clientWidth - 8) / w, (viewport.clientHeight - 8) / h);
-    scale = Math.min(1, Math.max(0.55, whole));
+    if (!svg) return null;
+    return { w: svg.width.baseVal.value || 1, h: svg.height.baseVal.value || 1 };
+  };
+  const showZoom = () => {
+    const size = svgSize();
+    if (!size) { zoomNote.textContent = ""; return; }
+    const over = size.w * scale > viewport.clientWidth + 1 || size.h * scale > viewport.clientHeight + 1;
+    zoomNote.textContent = `${Math.round(scale * 100)}%` + (over ? " \u00b7 drag to pan, scroll to zoom, \u201cfit\u201d for the whole graph" : "");
+  };
+  const placeView = (whole) => {
+    const size = svgSize();
+    if (!size || !viewport.clientWidth) return;
+    const opening = Math.min(1, Math.max(READABLE, (viewport.clientWidth - 8) / size.w));
+    const natural = Math.min(VIEW_HEIGHT, Math.max(MIN_HEIGHT, Math.ceil(size.h * opening) + 10));
+    viewport.style.height = `${natural}px`;
+    panel.style.maxHeight = `${Math.max(natural, 320)}px`;
+    const fits = Math.min((viewport.clientWidth - 8) / size.w, (viewport.clientHeight - 8) / size.h);
+    scale = whole ? Math.min(1, fits) : Math.min(1, Math.max(READABLE, fits));
     if (!(scale > 0)) scale = 1;
     tx = 4; ty = 4;
     apply();
   };
+  // pan (never zoom) so that the highlighted "current" / "error" node is in view: the
+  // backprop stepper's current node, the audit's red node, even in a big graph
+  const focusHighlight = () => {
+    const states = model.get("highlighted") || {};
+    const id = Object.keys(states).find((k) => /^(current|error)/.test(String(states[k])));
+    const g = id && Array.from(canvas.querySelectorAll("g.node")).find((n) => n.dataset.tvId === id);
+    if (!g || !viewport.clientWidth) return;
+    const v = viewport.getBoundingClientRect(), r = g.getBoundingClientRect();
+    const inside = r.left >= v.left && r.right <= v.right && r.top >= v.top && r.bottom <= v.bottom;
+    if (inside) return;
+    const size = svgSize();
+    // keep the graph's edges at the viewport's edges: no blank margin beyond them
+    const clamp = (t, graph, room) =>
+      (graph * scale <= room - 8 ? 4 : Math.min(4, Math.max(room - graph * scale - 4, t)));
+    tx = clamp(tx + v.left + v.width / 2 - (r.left + r.width / 2), size.w, viewport.clientWidth);
+    ty = clamp(ty + v.top + v.height / 2 - (r.top + r.height / 2), size.h, viewport.clientHeight);
+    apply();
+  };
+  // how a redraw places the graph: "readable" (the opening view), "whole" (after "fit"),
+  // "user" (after a zoom or pan: a redraw keeps the user's view)
+  let view = "readable";
+  const refit = () => { if (view !== "user") placeView(view === "whole"); focusHighlight(); };
   let fitted = false;
   new ResizeObserver(() => {
-    if (!fitted && viewport.clientWidth) { fitted = true; fitView(); }
+    if (!fitted && viewport.clientWidth) { fitted = true; refit(); }
   }).observe(viewport);
-  zoomIn.addEventListener("click", () => zoomAt(1.25, viewport.clientWidth / 2, viewport.clientHeight / 2));
-  zoomOut.addEventListener("click", () => zoomAt(0.8, viewport.clientWidth / 2, viewport.clientHeight / 2));
-  fit.addEventListener("click", fitView);
+  zoomIn.addEventListener("click", () => (view = "user") && zoomAt(1.25, viewport.clientWidth / 2, viewport.clientHeight / 2));
+  zoomOut.addEventListener("click", () => (view = "user") && zoomAt(0.8, viewport.clientWidth / 2, viewport.clientHeight / 2));
+  fit.addEventListener("click", () => { view = "whole"; placeView(true); });
   viewport.addEventListener("wheel", (e) => {
     e.preventDefault();
+    view = "user";
     const r = viewport.getBoundingClientRect();
     zoomAt(e.deltaY < 0 ? 1.1 : 1 / 1.1, e.clientX - r.left, e.clientY - r.top);
   }, { passive: false });
@@ -148,7 +194,7 @@ function render({ model, el: root }) {
   function onMove(e) {
     if (!drag) return;
     const dx = e.clientX - drag.x, dy = e.clientY - drag.y;
-    if (Math.abs(dx) + Math.abs(dy) > 3) drag.moved = true;
+    if (Math.abs(dx) + Math.abs(dy) > 3) { drag.moved = true; view = "user"; }
     tx = drag.tx + dx; ty = drag.ty + dy;
     apply();
   }
@@ -196,8 +242,8 @@ function render({ model, el: root }) {
   drawToolbar();
   drawError();
   drawPanel(panel, model.get("details"));
-  requestAnimationFrame(fitView);
-  model.on("change:svg", () => { drawSvg(); fitView(); });
+  requestAnimationFrame(refit);
+  model.on("change:svg", () => { drawSvg(); refit(); });
   model.on("change:mode change:show_saved change:show_values change:has_backward", drawToolbar);
   model.on("change:error", drawError);
   model.on("change:selected", markSelected);

@@ -86,7 +86,8 @@ def fmt_bytes(n: int) -> str:
 
 
 def fmt_shape(shape) -> str:
-    return "?" if shape is None else "(" + ", ".join(str(s) for s in shape) + ")"
+    """Python's spelling, as the graph writes it: ``(3,)``, ``(2, 3)``, ``()``; ``?`` unknown."""
+    return "?" if shape is None else str(tuple(int(s) for s in shape))
 
 
 def array_stats(a: np.ndarray) -> dict:

@@ -8,6 +8,7 @@ highlight states, written in words as well as colour) takes its place.
 from __future__ import annotations
 
 import html
+import re
 
 from ._common import error_html
 
@@ -17,6 +18,27 @@ STATE_STYLE = {
     "visited": ("#DDDDDD", "&#10003; done"),
     "error": ("#D55E00", "&#10007; error"),
 }
+
+
+_SIZE = re.compile(r'<svg width="([\d.]+)pt" height="([\d.]+)pt"')
+
+
+def wrap_svg(svg: str, min_scale: float = 0.6) -> str:
+    """A static SVG in a scrolling box: shrunk to the width it is given, but never below
+    ``min_scale`` of its natural size (a big graph scrolls instead of becoming a thumbnail).
+
+    Example:
+        >>> box = wrap_svg('<svg width="750pt" height="75pt" viewBox="0 0 750 75"></svg>')
+        >>> "clamp(600px, 100%, 1000px)" in box
+        True
+    """
+    m = _SIZE.search(svg)
+    if m is None:
+        return f"<div style='overflow:auto;max-height:460px'>{svg}</div>"
+    w = float(m.group(1)) * 4 / 3  # pt -> CSS px
+    style = f"width:clamp({w * min_scale:.0f}px, 100%, {w:.0f}px);height:auto;max-width:none"
+    sized = svg[: m.start()] + f'<svg style="{style}"' + svg[m.start() + 4 :]
+    return f"<div style='overflow:auto;max-height:460px'>{sized}</div>"
 
 
 class HighlightGraph:
@@ -44,11 +66,7 @@ class HighlightGraph:
             try:
                 from tapeviz.graph import render_svg
 
-                svg = render_svg(self._data, highlight=highlight)
-                return (
-                    "<div class='tv-graph' style='overflow:auto;max-height:460px'><style>"
-                    ".tv-graph svg {max-width: 100%; height: auto}</style>" + svg + "</div>"
-                )
+                return wrap_svg(render_svg(self._data, highlight=highlight))
             except Exception as e:
                 return error_html("graph could not be drawn", e) + self._strip(highlight)
         return self._strip(highlight)

@@ -10,6 +10,25 @@ PASS_STYLE = {"marker": "o", "color": C["blue"], "label": "within tolerance"}
 FAIL_STYLE = {"marker": "X", "color": C["vermillion"], "label": "outside tolerance"}
 
 
+def legend_below(ax, ncol: int = 2):
+    """The legend under the axes (below the x label), never over the data it explains."""
+    return ax.legend(
+        fontsize=7,
+        loc="upper center",
+        bbox_to_anchor=(0.5, -0.2),
+        ncol=ncol,
+        frameon=False,
+        handlelength=1.8,
+        columnspacing=1.0,
+        borderaxespad=0.0,
+    )
+
+
+def fit_text(slope: float) -> str:
+    """``'fit 1.9'``, or ``'no fit'`` when too few points were usable (a NaN slope)."""
+    return f"fit {round(float(slope), 1) + 0.0:.1f}" if np.isfinite(slope) else "no fit"
+
+
 def _plain_log_labels(axis):
     """'1e-06' tick labels: mathtext labels cost ~0.3 s per redraw, too slow for a slider."""
     from matplotlib.ticker import FuncFormatter, NullFormatter
@@ -37,7 +56,7 @@ def draw_scatter(ax, check):
     ax.set_xlabel("numerical (central difference)", fontsize=8)
     ax.set_ylabel("custom (reverse mode)", fontsize=8)
     ax.set_title("custom vs numerical, per entry", fontsize=9)
-    ax.legend(fontsize=7, loc="upper left")
+    legend_below(ax)
 
 
 def draw_errors(ax, check):
@@ -64,7 +83,7 @@ def draw_errors(ax, check):
         ax.set_xlabel("column", fontsize=8)
         ax.set_ylabel("row", fontsize=8)
         if bad.any():
-            ax.legend(fontsize=7, loc="upper right")
+            legend_below(ax)
     else:
         _error_bars(ax, check, err.reshape(-1), tol.reshape(-1))
     ax.set_title("error per element", fontsize=9)
@@ -97,27 +116,41 @@ def _error_bars(ax, check, e, t):
         label="tolerance",
     )
     ax.set_yscale("log")
-    ax.set_ylim(floor, max(shown.max(), t.max()) * 10)
+    ax.set_ylim(floor, max(shown.max(), t.max()) * 60)
     _plain_log_labels(ax.yaxis)
     ax.set_xticks(x if x.size <= 20 else x[:: max(1, x.size // 10)])
-    if x.size <= 8:
-        for i, v in zip(x, e):
-            ax.text(i, max(v, floor), f"{v:.1e}", ha="center", va="bottom", fontsize=7)
+    _label_bars(ax, x, e, floor)
     ax.set_xlabel("element", fontsize=8)
     ax.set_ylabel("|custom - numerical|", fontsize=8)
-    ax.legend(fontsize=7, loc="upper right")
+    legend_below(ax)
+
+
+def _label_bars(ax, x, e, floor):
+    """Each bar's value when there are few; otherwise only the worst (labels never collide)."""
+    picks = x if x.size <= 4 else [int(np.argmax(e))]
+    for i in picks:
+        ax.text(
+            i,
+            max(e[i], floor) * 1.6,
+            f"{e[i]:.1e}",
+            ha="center",
+            va="bottom",
+            fontsize=7,
+            bbox={"boxstyle": "round,pad=0.15", "fc": "white", "ec": "none", "alpha": 0.85},
+        )
 
 
 def draw_sweep(ax, sweep, eps_now):
     """Error against eps on log-log axes, slope-2 truncation and slope -1 rounding lines."""
     eps, e = sweep.eps, np.maximum(sweep.error, 1e-18)
     lo, hi = max(e.min() / 10, 1e-18), max(e.max() * 10, 1e-12)
-    ax.axvspan(eps[0], sweep.best_eps, color=C["purple"], alpha=0.08)
-    ax.text(eps[0], lo * 2, " rounding rise", fontsize=7, color=C["purple"])
+    if sweep.best_eps > eps[0] * 10:  # a rounding region wider than a decade: mark it
+        ax.axvspan(eps[0], sweep.best_eps, color=C["purple"], alpha=0.08)
+        ax.text(eps[0], lo * 2, " rounding rise", fontsize=7, color=C["purple"])
     ax.loglog(eps, e, marker="o", markersize=3, color=C["blue"], label="|error|")
-    trunc = f"slope 2 (fit {sweep.slope_truncation:.1f})"
+    trunc = f"slope 2 ({fit_text(sweep.slope_truncation)})"
     ax.loglog(eps, sweep.truncation_line, color=C["orange"], linestyle="--", label=trunc)
-    rounding = f"slope -1 (fit {sweep.slope_rounding:.1f})"
+    rounding = f"slope -1 ({fit_text(sweep.slope_rounding)})"
     ax.loglog(eps, sweep.rounding_line, color=C["purple"], linestyle=":", label=rounding)
     ax.axvline(eps_now, color=C["black"], linewidth=1, label=f"eps = {eps_now:.1e}")
     k = int(np.argmin(e))
@@ -129,7 +162,7 @@ def draw_sweep(ax, sweep, eps_now):
     ax.set_xlabel("eps", fontsize=8)
     ax.set_ylabel("|custom - numerical| (projection)", fontsize=8)
     ax.set_title("epsilon sweep", fontsize=9)
-    ax.legend(fontsize=6, loc="upper left")
+    legend_below(ax)
 
 
 def draw_message(ax, text):
@@ -158,7 +191,7 @@ def draw_curve(ax, curve, x_now):
     ax.axvline(x_now, color=C["grey"], linestyle=":", linewidth=1.2, label=f"x = {x_now:.3g}")
     ax.set_xlabel("x", fontsize=8)
     ax.set_title("f and its derivatives", fontsize=9)
-    ax.legend(fontsize=7, loc="upper left")
+    legend_below(ax)
 
 
 def reset_axes(ax):

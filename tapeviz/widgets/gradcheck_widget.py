@@ -203,14 +203,15 @@ class GradCheckWidget(W.VBox):
     def _figure(self):
         """The figure and its axes, made once; later redraws reuse them."""
         if self._fig is None:
-            fig = new_figure(9.0 if self.one_d else 9.6, 6.4 if self.one_d else 3.3, layout=None)
+            # legends sit under each plot (legend_below), so leave room beneath the axes
+            fig = new_figure(9.0 if self.one_d else 9.6, 7.4 if self.one_d else 3.9, layout=None)
             if self.one_d:
                 axes = fig.subplots(2, 2).reshape(-1)
-                fig.subplots_adjust(left=0.08, right=0.98, top=0.95, bottom=0.08, wspace=0.28,
-                                    hspace=0.32)  # fmt: skip
+                fig.subplots_adjust(left=0.08, right=0.98, top=0.96, bottom=0.13, wspace=0.28,
+                                    hspace=0.62)  # fmt: skip
             else:
                 axes = fig.subplots(1, 3)
-                fig.subplots_adjust(left=0.07, right=0.98, top=0.9, bottom=0.16, wspace=0.75)
+                fig.subplots_adjust(left=0.07, right=0.98, top=0.92, bottom=0.31, wspace=0.62)
             self._fig, self._axes = fig, list(axes)
         for ax in self._axes:
             P.reset_axes(ax)

@@ -29,18 +29,28 @@ SORT_KEYS = {
     "bytes": lambda r: (r.nbytes, -r.node_id),
 }
 _HEADER = f"{'node':<18} {'kernel':<12} {'role':<7} {'name':<6} {'shape':<14} {'dtype':<8} bytes"
+# the header and the rows must share one font, size and left inset, or the columns drift
 _MONO_CSS = (
-    "<style>.tv-mono select, .tv-mono option {font-family: monospace; font-size: 12px}</style>"
+    "<style>.tv-mono select, .tv-mono option, .tv-mono pre {font-family: "
+    "var(--jp-code-font-family, monospace) !important; font-size: 12px !important; "
+    "letter-spacing: 0} .tv-mono pre.tv-mono-head {margin: 0; padding: 0 0 0 5px; "
+    "font-weight: 600; white-space: pre}</style>"
 )
 
 
+def _cut(text: str, width: int) -> str:
+    """``text`` padded to ``width``; a longer one ends in an ellipsis, so a cut shows."""
+    text = str(text)
+    return f"{text:<{width}}" if len(text) <= width else text[: width - 1] + "\u2026"
+
+
 def _row_text(r) -> str:
-    node = f"{r.node_id}: {r.label}"[:18]
     extra = " (shared)" if r.shared else ""
     extra += " (released)" if r.released else ""
     return (
-        f"{node:<18} {r.kernel[:12]:<12} {r.role:<7} {r.name[:6]:<6} "
-        f"{fmt_shape(r.shape)[:14]:<14} {r.dtype[:8]:<8} {fmt_bytes(r.nbytes):>9}{extra}"
+        f"{_cut(f'{r.node_id}: {r.label}', 18)} {_cut(r.kernel, 12)} {r.role:<7} "
+        f"{_cut(r.name, 6)} {_cut(fmt_shape(r.shape), 14)} {_cut(r.dtype, 8)} "
+        f"{fmt_bytes(r.nbytes):>9}{extra}"
     )
 
 
@@ -62,17 +72,20 @@ class TapeMemoryPanel(W.VBox):
         self.table.add_class("tv-mono")
         self.chart = W.Image(format="png", layout=W.Layout(max_width="100%", height="auto"))
         self.detail = W.HTML("<i>select a row to see the saved value</i>")
-        self.histogram = W.Image(format="png", layout=W.Layout(display="none"))
+        self.histogram = W.Image(format="png", layout=W.Layout(display="none", width="260px"))
         self._graph = HighlightGraph(tape) if graph else None
-        self.graph = W.HTML()
+        self.graph = W.HTML(layout=W.Layout(flex="1 1 auto", min_width="0", overflow="auto"))
         self.sort_by.observe(self._resort, "value")
         self.descending.observe(self._resort, "value")
         self.table.observe(self._on_select, "value")
         self._resort()
         self._redraw()
-        header = W.HTML(_MONO_CSS + f"<pre style='margin:0;font-size:12px'>{_HEADER}</pre>")
+        header = W.HTML(_MONO_CSS + f"<pre class='tv-mono-head'>{_HEADER}</pre>")
+        header.add_class("tv-mono")
         sort_row = W.HBox([self.sort_by, self.descending])
-        detail = W.HBox([W.VBox([self.detail, self.histogram]), self.graph])
+        # the value's numbers keep their width; the graph beside them takes the rest, scrolling
+        values = W.VBox([self.detail, self.histogram], layout=W.Layout(flex="0 0 280px"))
+        detail = W.HBox([values, self.graph])
         super().__init__([self.summary, sort_row, header, self.table, self.chart, detail])
 
     # --- state -------------------------------------------------------------------------
@@ -189,7 +202,7 @@ class MemoryInspector(W.VBox):
             if labels is not None
             else ([f"tape {i + 1}" for i in range(len(tapes))] if len(tapes) > 1 else [""])
         )
-        self.panels, self.compare_chart, self.error = [], None, None
+        self.panels, self.compare_chart, self.error, self.tabs = [], None, None, None
         try:
             if len(self.labels) != len(tapes):
                 raise ValueError(
@@ -201,10 +214,12 @@ class MemoryInspector(W.VBox):
             super().__init__([W.HTML(error_html("MemoryInspector could not read the tape", e))])
             return
         children = self.panels
-        if len(self.panels) > 1:
+        if len(self.panels) > 1:  # one tab per tape: each table and chart gets full width
             fig = compare_figure([p.report for p in self.panels], self.labels)
             self.compare_chart = W.Image(value=figure_png(fig), format="png")
-            children = [self.compare_chart, W.HBox(self.panels)]
+            self.tabs = W.Tab(children=self.panels, titles=[str(x) for x in self.labels])
+            hint = W.HTML("<i>one tab per tape: its table, bars and timeline</i>")
+            children = [self.compare_chart, hint, self.tabs]
         super().__init__(children)
 
     @classmethod
@@ -236,10 +251,8 @@ class MemoryInspector(W.VBox):
         if self.error is not None:
             return error_html("MemoryInspector could not read the tape", self.error)
         parts = [png_img_tag(self.compare_chart.value)] if self.compare_chart else []
-        cells = "".join(
-            f"<td style='vertical-align:top'>{p.static_html()}</td>" for p in self.panels
-        )
-        return "<div>" + "".join(parts) + f"<table><tr>{cells}</tr></table></div>"
+        parts += [f"<div style='margin-top:8px'>{p.static_html()}</div>" for p in self.panels]
+        return "<div>" + "".join(parts) + "</div>"
 
     def _repr_mimebundle_(self, include=None, exclude=None):
         return static_bundle(

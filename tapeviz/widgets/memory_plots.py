@@ -12,6 +12,28 @@ COMPARE_COLOURS = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#D55E00", "#56B4
 LINE_STYLES = ("-", "--", ":", "-.")
 
 
+def bytes_axis(axis, top: float):
+    """Ticks at round multiples of B / KiB / MiB up to ``top``, labelled '16.0 KiB'."""
+    from matplotlib.ticker import FuncFormatter, MultipleLocator
+
+    unit = 1024 ** max(0, int(np.log(max(top, 1.0)) / np.log(1024)))
+    steps = (0.25, 0.5, 1, 2, 4, 5, 10, 20, 25, 50, 100, 200, 250, 500, 1000)
+    step = next((s for s in steps if top / unit / s <= 6), 1000)
+    if unit == 1:
+        step = max(step, 1)
+    axis.set_major_locator(MultipleLocator(step * unit))
+    axis.set_major_formatter(FuncFormatter(lambda v, _: fmt_bytes(v) if v >= 0 else ""))
+
+
+def _tick_labels(ax, x, labels, fontsize=7):
+    """Horizontal labels when they fit, slanted when there are many or they are long."""
+    long = len(labels) * max((len(t) for t in labels), default=0) > 48
+    if long:
+        ax.set_xticks(x, labels, rotation=30, ha="right", rotation_mode="anchor", fontsize=fontsize)
+    else:
+        ax.set_xticks(x, labels, fontsize=fontsize)
+
+
 def _per_node_roles(report):
     nodes = {}
     for r in report.rows:
@@ -43,8 +65,12 @@ def draw_bars(ax, report, selected_node=None):
         k = ids.index(selected_node)
         ax.bar([k], [bottom[k]], width=0.6, fill=False, edgecolor="black", linewidth=2.5,
                label="selected")  # fmt: skip
-    labels = [f"{i}:{nodes[i]['label']}" for i in ids]
-    ax.set_xticks(x, labels, rotation=45, ha="right", fontsize=7)
+    _tick_labels(ax, x, [f"{i}:{nodes[i]['label']}" for i in ids])
+    if 0 < len(ids) <= 16:  # numbers where they help: each bar's bytes on top
+        for k, b in enumerate(bottom):
+            ax.text(k, b, fmt_bytes(b), ha="center", va="bottom", fontsize=7)
+        ax.set_ylim(0, max(bottom.max(), 1) * 1.18)
+    bytes_axis(ax.yaxis, ax.get_ylim()[1])
     ax.set_ylabel("saved bytes", fontsize=8)
     ax.set_title("saved for backward, per node (shared values once)", fontsize=9)
     ax.tick_params(axis="y", labelsize=7)
@@ -74,6 +100,7 @@ def draw_timeline(ax, report, selected_node=None):
         names = [f"{'F' if p[0] == 'forward' else 'B'}{'' if p[1] is None else p[1]}" for p in tl]
         ax.set_xticks(np.arange(1, len(tl) + 1), names, fontsize=6, rotation=90)
     ax.set_ylim(0, top * 1.15)
+    bytes_axis(ax.yaxis, top * 1.15)
     ax.set_ylabel("saved bytes held", fontsize=8)
     ax.set_xlabel("after node (F = forward, B = backward step)", fontsize=8)
     ax.tick_params(axis="y", labelsize=7)
@@ -96,7 +123,7 @@ def single_figure(report, selected_node=None):
     """Bars per node above the timeline, for one tape."""
     fig = new_figure(7.5, 5.2, layout=None)  # fixed margins: redrawn on every selection
     ax1, ax2 = fig.subplots(2, 1)
-    fig.subplots_adjust(left=0.1, right=0.76, top=0.95, bottom=0.1, hspace=0.62)
+    fig.subplots_adjust(left=0.12, right=0.76, top=0.95, bottom=0.1, hspace=0.62)
     draw_bars(ax1, report, selected_node)
     draw_timeline(ax2, report, selected_node)
     ax2.set_title("saved bytes held; freed after the last backward step using them", fontsize=9)
@@ -116,6 +143,8 @@ def compare_figure(reports, labels):
     ticks = ["start", "forward", "loss", "backward", "end"]
     ax2.set_xticks([0, 0.5, 1, 1.5, 2], ticks, fontsize=7)
     ax2.set_ylabel("saved bytes held", fontsize=8)
+    ax2.set_ylim(0, max(max(_scaled_timeline(r)[1]) for r in reports) * 1.12 or 1)
+    bytes_axis(ax2.yaxis, ax2.get_ylim()[1])
     ax2.set_title("saved bytes over time", fontsize=9)
     ax2.legend(fontsize=7)
     ax2.tick_params(axis="y", labelsize=7)
@@ -129,8 +158,9 @@ def _compare_totals(ax, reports, labels):
     for i, (r, b) in enumerate(zip(reports, bottom)):
         text = f"{fmt_bytes(r.total_bytes)}\npeak {fmt_bytes(r.peak_bytes)}"
         ax.text(i, b, text, ha="center", va="bottom", fontsize=7)
-    ax.set_xticks(x, labels, fontsize=8)
+    _tick_labels(ax, x, list(labels), fontsize=8)
     ax.set_ylim(0, max(bottom.max(), 1) * 1.55)
+    bytes_axis(ax.yaxis, ax.get_ylim()[1])
     ax.set_title("saved bytes by role", fontsize=9)
     ax.legend(fontsize=7, loc="upper center", ncols=3)
     ax.tick_params(axis="y", labelsize=7)

@@ -8,7 +8,7 @@ import ipywidgets as W
 import numpy as np
 
 from ._common import error_html, fmt_shape, preview, static_bundle
-from ._graph import HighlightGraph
+from ._graph import HighlightGraph, wrap_svg
 from .stepper_data import consumers, step_data, visited_highlight
 
 _NO_STEPS = (
@@ -73,14 +73,16 @@ class BackpropStepper(W.VBox):
             if not steps:
                 raise ValueError(_NO_STEPS)
             self._users = consumers(tape)
-            self._graph = HighlightGraph(tape) if graph else None
+            self.graph_view = _live_graph(tape) if graph else None
+            self._graph = HighlightGraph(tape) if graph and self.graph_view is None else None
         except Exception as e:
             self.error = e
             msg = e if isinstance(e, ValueError) else f"expected a tv.Tape: {e}"
             super().__init__([W.HTML(error_html("BackpropStepper", msg))])
             return
         controls = self._controls(len(steps), interval_ms)
-        super().__init__([self.title, controls, self.graph_html, self.panel])
+        view = self.graph_view if self.graph_view is not None else self.graph_html
+        super().__init__([self.title, controls, view, self.panel])
         self._show()
 
     def _controls(self, n: int, interval_ms: int) -> W.HBox:
@@ -145,12 +147,16 @@ class BackpropStepper(W.VBox):
         )
         self.first.disabled = self.back.disabled = i == 0
         self.next.disabled = self.last.disabled = i == self.count - 1
-        if self._graph is not None:
+        if self.graph_view is not None:  # the live graph pans to the current node itself
+            self.graph_view.highlight(self.highlight)
+            self.graph_view.selected = f"n{self.current.node_id}"  # its details beside
+            self.graph_html.value = wrap_svg(self.graph_view.svg)
+        elif self._graph is not None:
             self.graph_html.value = self._graph.html(self.highlight)
 
     def _panel_html(self) -> str:
         d = self.data
-        first = _section("incoming dy", "".join(_value_html(a) for a in d["dy"]))
+        first = _section("incoming dy", "".join(_value_html(a) for a in d["dy"]) + self._sum_note())
         if d["backward_node_ids"]:
             first += _section("ops the gradient ran", f"backward nodes {d['backward_node_ids']}")
         first += _section("saved values used", _saved_html(d))
@@ -169,6 +175,18 @@ class BackpropStepper(W.VBox):
             f"font-size:13px;border-top:1px solid #ccc'>{cols}</div>"
         )
 
+    def _sum_note(self) -> str:
+        """Where dy is a sum: the output was read by several nodes, each sent a share."""
+        node = self.tape.node(self.current.node_id)
+        readers = [r for out in node.outputs for r in self._users.get(out.id, [])]
+        if len(readers) < 2:
+            return ""
+        edges = ", ".join(f"node {n} ({html.escape(k)})" for n, k in readers)
+        return (
+            f"<div style='color:#555'><i>the sum of {len(readers)} shares: this output "
+            f"is read by {edges}</i></div>"
+        )
+
     def static_html(self) -> str:
         if self.error is not None:
             return error_html("BackpropStepper", self.error)
@@ -177,6 +195,18 @@ class BackpropStepper(W.VBox):
     def _repr_mimebundle_(self, include=None, exclude=None):
         text = "BackpropStepper: " + (str(self.error) if self.error else self.title_text)
         return static_bundle(self, self.static_html(), text)
+
+
+def _live_graph(tape):
+    """The interactive graph (zoom, pan, click a node) or None when it cannot be drawn; the
+    static ``HighlightGraph`` then stands in."""
+    try:
+        from tapeviz.graph import GraphWidget
+
+        view = GraphWidget(tape)
+    except Exception:
+        return None
+    return None if view.error else view
 
 
 def _saved_html(d) -> str:
@@ -191,7 +221,8 @@ def _saved_html(d) -> str:
 def _local_html(d) -> str:
     formula = f"<code style='font-size:13px'>{html.escape(d['formula'])}</code>"
     numbers = "".join(
-        f"<div>d/d<code>{html.escape(k)}</code> per element (dx / dy){_value_html(v)}</div>"
+        f"<div>&part;out/&part;<code>{html.escape(k)}</code> per element "
+        f"(d{html.escape(k)} &divide; dy){_value_html(v)}</div>"
         for k, v in d["local"].items()
         if v is not None
     )
@@ -205,6 +236,12 @@ def _grads_html(d) -> str:
         f"{_value_html(v)}</div>"
         for k, v in d["grads"].items()
     )
+    skipped = ", ".join(f"<code>{html.escape(k)}</code>" for k in d.get("skipped", []))
+    if skipped:
+        rows += (
+            f"<div style='color:#555'><i>not computed: {skipped} (no path to a watched "
+            "source, so the engine skipped it)</i></div>"
+        )
     return rows or "<i>no gradient needed here</i>"
 
 

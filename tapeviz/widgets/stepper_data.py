@@ -90,6 +90,7 @@ def step_data(tape, index: int, users: dict | None = None) -> dict:
         "local": local,
         "grads": grads,
         "targets": targets,
+        "skipped": [name for name in node.inputs if name not in grads],
         "accumulation": _accumulation(tape, index, node, step, users),
         "backward_node_ids": list(step.backward_node_ids),
     }

@@ -60,6 +60,7 @@ class TrainingPlot(_Base):
         self.epochs: list = []  # (step, logs) at each epoch end
         self.stop_requested = False
         self.draw_count, self._last_draw, self._t0 = 0, 0.0, None
+        self._behind, self._timer, self._lock = False, None, threading.RLock()
         self.image = W.Image(format="png")
         self.progress = W.IntProgress(
             value=0, min=0, max=max(1, total_steps or 1), description="progress"
@@ -94,7 +95,8 @@ class TrainingPlot(_Base):
     def on_epoch_end(self, epoch, logs=None):
         logs = dict(logs or {})
         step = logs.get("step", self.history["step"][-1] if self.history["step"] else 0)
-        self.epochs.append((step, {k: v for k, v in logs.items() if k not in _SKIP}))
+        with self._lock:
+            self.epochs.append((step, {k: v for k, v in logs.items() if k not in _SKIP}))
         self.draw()
 
     def on_train_end(self, logs=None):
@@ -110,17 +112,30 @@ class TrainingPlot(_Base):
         """
         if self._t0 is None:
             self._t0 = time.perf_counter()
-        n = len(self.history["step"])
-        self.history["step"].append(int(step))
-        for k, v in values.items():
-            col = self.history.setdefault(k, [float("nan")] * n)
-            col.append(float(v))
-        for col in self.history.values():
-            if len(col) < n + 1:
-                col.append(float("nan"))
+        with self._lock:  # the trailing redraw reads the history on its timer thread
+            n = len(self.history["step"])
+            self.history["step"].append(int(step))
+            for k, v in values.items():
+                col = self.history.setdefault(k, [float("nan")] * n)
+                col.append(float(v))
+            for col in self.history.values():
+                if len(col) < n + 1:
+                    col.append(float("nan"))
         if time.perf_counter() - self._last_draw >= self.min_interval:
             self.draw()
+        else:  # a trailing redraw, so the last points show even if no update follows
+            self._behind = True
+            if self._timer is None:
+                self._timer = threading.Timer(self.min_interval, self._catch_up)
+                self._timer.daemon = True
+                self._timer.start()
         return not self.stop_requested
+
+    def _catch_up(self) -> None:
+        with self._lock:  # a final draw that came first has cleared _behind: keep it
+            self._timer = None
+            if self._behind:
+                self.draw()
 
     def fit_in_thread(self, model, *args, **kwargs) -> threading.Thread:
         """Run ``model.fit(*args, callbacks=[self], **kwargs)`` in a background thread.
@@ -144,10 +159,11 @@ class TrainingPlot(_Base):
     # --- drawing ----------------------------------------------------------------------
     def draw(self, final: bool = False) -> None:
         """Redraw now: the curves, the progress bar and the status line."""
-        self._last_draw = time.perf_counter()
-        self.image.value = figure_png(self._figure())
-        self.draw_count += 1
-        self._status(final)
+        with self._lock:  # the trailing redraw runs on a timer thread
+            self._last_draw, self._behind = time.perf_counter(), False
+            self.image.value = figure_png(self._figure())
+            self.draw_count += 1
+            self._status(final)
 
     def _keys(self):
         return [k for k in self.history if k != "step"]
@@ -186,5 +202,7 @@ class TrainingPlot(_Base):
         return f"<div>{self.status.value}<br/>{img}</div>"
 
     def _repr_mimebundle_(self, include=None, exclude=None):
+        if self._behind:  # a fast loop ended between redraws: catch up now
+            self.draw()
         n = len(self.history["step"])
         return static_bundle(self.widget, self.static_html(), f"TrainingPlot({n} steps)")

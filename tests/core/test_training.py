@@ -67,7 +67,7 @@ def test_cnn_reaches_95_percent_test_accuracy_on_digits():
 def test_regression_with_mse_has_no_accuracy():
     x, y = tv.data.regression_1d(128, seed=0)
     model = nn.Sequential([nn.Dense(32, "tanh", seed=0), nn.Dense(1, seed=1)])
-    h = model.fit(x, y, "mse", tv.optim.Adam(0.02), epochs=150, batch_size=32, verbose=0)
+    h = model.fit(x, y, "mse", tv.optim.Adam(0.02), epochs=150, batch_size=32, verbose=0, seed=0)
     assert set(h) == {"loss"} and h["loss"][-1] < 0.2 * np.var(y)
 
 
@@ -75,7 +75,7 @@ def test_binary_from_logits_accuracy_on_two_moons():
     x, y = tv.data.two_moons(200, noise=0.1, seed=0)
     model = nn.Sequential([nn.Dense(16, "tanh", seed=0), nn.Dense(1, seed=1)])
     loss = "binary_cross_entropy_from_logits"
-    h = model.fit(x, y, loss, tv.optim.Adam(0.05), epochs=100, batch_size=50, verbose=0)
+    h = model.fit(x, y, loss, tv.optim.Adam(0.05), epochs=100, batch_size=50, verbose=0, seed=0)
     assert h["accuracy"][-1] > 0.95
     probs = tv.sigmoid(model.predict(x)).numpy()[:, 0]
     assert np.mean((probs > 0.5) == y) > 0.95

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 from lab_harness import (
+    SCREENSHOTS,
     drag_slider,
     image_srcs,
     open_notebook,
@@ -43,6 +44,7 @@ class Target:
     details: the details panel filled after the click (must show text it did not show).
     slider_box: a widget holding a slider and the <img> plot it redraws (GradCheckWidget).
     slider: the slider inside ``slider_box`` to drag.
+    stepper: the notebook shows a BackpropStepper (its graph must keep the current node in view).
     """
 
     notebook: str
@@ -52,11 +54,12 @@ class Target:
     details: str | None = ".tv-panel"
     slider_box: str | None = None
     slider: str = ".widget-slider"
+    stepper: bool = False
 
 
 GRADCHECK = ".widget-vbox:has(> .widget-image):has(.widget-slider)"
 TARGETS = [
-    Target("01_tour.ipynb"),
+    Target("01_tour.ipynb", stepper=True),
     Target("07_debugging.ipynb", slider_box=GRADCHECK),
 ]
 
@@ -72,7 +75,10 @@ def test_notebook_in_lab(target, lab_server, lab_page):
     assert unexecuted_cells(page) == [], f"{target.notebook}: Run All stopped early"
     assert widget_errors(page, TV_ERRORS) == []
     if target.graph:
+        check_graph_readable(page, target)
         check_graph_click(page, target, stem)
+    if target.stepper:
+        check_stepper_follows_current(page, stem)
     if target.slider_box:
         check_slider_redraws(page, target, stem)
     assert widget_errors(page, TV_ERRORS) == []
@@ -98,6 +104,48 @@ def check_graph_click(page, target: Target, stem: str) -> None:
         timeout=15_000,
     )
     screenshot(page, f"{stem}-2-node-clicked")
+
+
+# the GraphWidget's SVG as drawn: its scale, and its on-screen width against its own width
+SCALE_JS = """(root) => {
+  const canvas = root.querySelector('.tv-canvas'), svg = canvas.querySelector('svg');
+  const view = root.querySelector('.tv-viewport').getBoundingClientRect();
+  const scale = Number((canvas.style.transform.match(/scale\\(([\\d.]+)\\)/) || [])[1]);
+  const natural = svg.width.baseVal.value, drawn = svg.getBoundingClientRect().width;
+  return {scale, ratio: drawn / (natural * scale), fits: natural * scale <= view.width};
+}"""
+
+
+def check_graph_readable(page, target: Target) -> None:
+    """The graph opens at a legible scale (>= 0.7, or whole when it fits at that), and the
+    host page's CSS (JupyterLab's max-width: 100%) does not shrink the SVG behind it."""
+    graph = page.locator(f".jp-OutputArea-output {target.graph}").first
+    graph.locator("svg g.node").first.wait_for(timeout=15_000)
+    got = graph.evaluate(SCALE_JS)
+    assert abs(got["ratio"] - 1) < 0.02, f"{target.notebook}: the SVG is resized: {got}"
+    assert got["scale"] >= 0.7 or got["fits"], f"{target.notebook}: unreadable scale: {got}"
+
+
+# is the node marked "current" inside its viewport? (per GraphWidget in the notebook)
+CURRENT_JS = """() => Array.from(document.querySelectorAll('.jp-OutputArea-output .tv-viewport'))
+  .map((vp) => {
+    const g = Array.from(vp.querySelectorAll('g.node'))
+      .find((n) => n.textContent.includes('current'));
+    if (!g) return null;
+    const v = vp.getBoundingClientRect(), r = g.getBoundingClientRect();
+    return r.left >= v.left - 1 && r.right <= v.right + 1 && r.top >= v.top - 1
+      && r.bottom <= v.bottom + 1;
+  }).filter((x) => x !== null)"""
+
+
+def check_stepper_follows_current(page, stem: str) -> None:
+    """The stepper's graph pans to the current node, at the first step and after "next"."""
+    assert page.evaluate(CURRENT_JS) == [True], "the stepper's current node is out of view"
+    stepper = page.locator(".jp-OutputArea-output .widget-vbox:has(.tv-graph):has(button)")
+    stepper.locator("button:has-text('last')").first.click()
+    page.wait_for_timeout(1500)
+    assert page.evaluate(CURRENT_JS) == [True], "after 'last' the current node is out of view"
+    stepper.first.screenshot(path=str(SCREENSHOTS / f"{stem}-4-stepper-last.png"))
 
 
 def check_slider_redraws(page, target: Target, stem: str) -> None:

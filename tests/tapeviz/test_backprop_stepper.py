@@ -128,3 +128,37 @@ def test_static_mimebundle(tape):
     bundle = s._repr_mimebundle_()
     assert "step 2 of 4: Add" in bundle["text/html"] and "<svg" in bundle["text/html"]
     assert "application/vnd.jupyter.widget-view+json" in bundle
+
+
+def test_live_graph_follows_the_current_step_and_shows_its_details(tape):
+    s = tv.BackpropStepper(tape)
+    assert s.graph_view is not None and s.graph_view in s.children
+    s.go(2)
+    node = f"n{s.current.node_id}"
+    assert s.graph_view.highlighted[node] == "current"
+    assert s.graph_view.selected == node and s.graph_view.details["id"] == node
+    assert "current" in s.graph_view.svg
+    # the static fallback is the same drawing, never shrunk below 60 % of its size
+    assert "clamp(" in s.graph_html.value and "<svg" in s.graph_html.value
+
+
+def test_panel_names_the_inputs_the_engine_skipped():
+    x = tv.tensor([0.5, -1.0], name="x")
+    c = tv.tensor([2.0, 3.0], name="c")  # a constant: no gradient is computed for it
+    with tv.Tape(persistent=True) as t:
+        t.watch(x)
+        y = tv.sum(x * c)
+    t.gradient(y, x)
+    s = tv.BackpropStepper(t)
+    s.last.click()  # the Mul step
+    assert s.data["skipped"] == ["b"]
+    assert "not computed: <code>b</code>" in s.panel.value
+    assert "&part;out/&part;<code>a</code>" in s.panel.value
+
+
+def test_a_summed_dy_says_where_its_shares_came_from(tape):
+    s = tv.BackpropStepper(tape)
+    s.last.click()  # Tanh: h is read by Mul (a and b) and by Add
+    assert "the sum of 3 shares" in s.panel.value
+    s.first.click()  # Sum's output is read by nobody: a plain dy
+    assert "shares" not in s.panel.value.split("ops the gradient ran")[0]

@@ -175,3 +175,31 @@ def test_a_compiled_layer_with_right_and_wrong_gradients():
     np.testing.assert_allclose(custom, 1 / (1 + np.abs(xs)) ** 2, rtol=1e-5)
     bad = tv.GradCheckWidget(tv.CompiledLayer(_softsign, gradient=wrong), np.array([0.3, -1.2]))
     assert not bad.passed and "value mismatch" in bad.failure_class
+
+
+def _softsign_wrong(x):
+    @tv.custom_grad
+    def softsign(x, save):
+        save([x])
+        return {"value": x / (1 + tv.abs(x)), "grad_func": lambda dy, s: dy / (1 + tv.abs(s[0]))}
+
+    return softsign(x)
+
+
+def test_legends_sit_below_the_plots_and_labels_do_not_pile_up():
+    w = tv.GradCheckWidget(_softsign_wrong, np.linspace(-3, 3, 7))
+    assert not w.passed
+    renderer = w._fig.canvas.get_renderer()
+    for ax in w._axes[:3]:  # scatter, error bars, eps sweep: no legend over the data
+        legend, box = ax.get_legend(), ax.get_window_extent(renderer)
+        assert legend is not None and legend.get_window_extent(renderer).y1 < box.y0
+    bars = w._axes[1]
+    assert len(bars.texts) == 1  # 7 bars: only the worst is labelled
+    assert bars.texts[0].get_text() == f"{w.check.abs_err.max():.1e}"
+
+
+def test_slope_fit_reads_no_fit_instead_of_nan():
+    from tapeviz.widgets.gradcheck_plots import fit_text
+
+    assert fit_text(float("nan")) == "no fit"
+    assert fit_text(1.94) == "fit 1.9" and fit_text(-0.04) == "fit 0.0"

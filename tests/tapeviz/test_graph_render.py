@@ -163,3 +163,26 @@ def test_hostile_scope_names_render_as_text(engine):
             tv.exp(x)
     svg = render_svg(extract(tape), engine=engine)
     assert any('<i>"s"}{|\\N' in t for t in _svg_texts(svg))
+
+
+def test_a_saved_value_no_gradient_needs_says_not_kept_instead_of_0_bytes():
+    x = tv.tensor([1.0, 2.0], name="x")
+    with tv.Tape() as tape:
+        tape.watch(x)
+        y = tv.sum(tv.tanh(x) * 2.0)  # only d/d(2.0) would read tanh(x): not kept
+    mul = next(n for n in tape.nodes if n.kernel == "Mul")
+    unneeded = [s for s in mul.saved if not getattr(s, "needed", True)]
+    tape.gradient(y, x)
+    dot = tv.show_graph(tape).to_dot()
+    assert dot.count("not kept (0 B): no gradient needs it") == len(unneeded)
+    assert "input a (2,) 0 B" not in dot  # never the bare, puzzling "0 B"
+
+
+@pytest.mark.parametrize("html_labels", [True, False])
+def test_the_legend_names_the_dashed_and_dotted_edges_of_the_both_view(html_labels):
+    x = tv.tensor([1.0, 2.0], name="x")
+    both = tv.show_graph(lambda x: tv.sum(tv.tanh(x) * x), x, backward="both")
+    dot = to_dot(both.data, html_labels=html_labels, mode="both")
+    assert "the gradient ops it ran" in dot and "saved value read by a gradient op" in dot
+    forward = to_dot(both.data, html_labels=html_labels, mode="forward")
+    assert "the gradient ops it ran" not in forward

@@ -5,6 +5,7 @@ from graph_cases import reuse_tape, styles_tape
 
 import tapeviz as tv
 from tapeviz.graph import GraphView
+from tapeviz.graph.show import fit_width
 
 
 def test_widget_traits_have_help_and_start_rendered():
@@ -87,7 +88,18 @@ def test_static_fallback_in_the_mimebundle():
     w = tv.GraphWidget(lambda x: tv.sum(x * x), tv.tensor([1.0, 2.0]))
     data, _ = w._repr_mimebundle_()
     assert "application/vnd.jupyter.widget-view+json" in data
-    assert data["image/svg+xml"] == w.svg
+    # the same drawing, its displayed size capped to a notebook's width (fit_width)
+    assert data["image/svg+xml"] == fit_width(w.svg)
+    assert data["image/svg+xml"].split("viewBox")[1] == w.svg.split("viewBox")[1]
+
+
+def test_fit_width_shrinks_wide_graphs_but_keeps_text_legible():
+    head = '<svg width="{}pt" height="100pt" viewBox="0 0 {} 100">'
+    assert fit_width(head.format(500, 500)) == head.format(500, 500)  # fits: unchanged
+    assert fit_width(head.format(900, 900)).startswith('<svg width="720pt" height="80pt"')
+    # 3000 pt would need 0.24: it stops at 0.7 (the notebook scrolls instead)
+    assert fit_width(head.format(3000, 3000)).startswith('<svg width="2100pt" height="70pt"')
+    assert fit_width("<svg viewBox='0 0 1 1'/>") == "<svg viewBox='0 0 1 1'/>"
 
 
 def test_widget_esm_and_css_ship_with_the_package():

@@ -173,3 +173,39 @@ def test_static_mimebundle_has_a_picture():
     assert "application/vnd.jupyter.widget-view+json" in bundle
     assert "data:image/png;base64," in bundle["text/html"]
     assert "Tanh" in bundle["text/html"]
+
+
+def test_compare_puts_each_tape_in_its_own_full_width_tab():
+    import ipywidgets as W
+
+    tapes = [_saves_tape(w) for w in ("input", "output")]
+    insp = tv.MemoryInspector.compare(*tapes, labels=["inputs", "outputs"])
+    assert isinstance(insp.tabs, W.Tab) and list(insp.tabs.children) == insp.panels
+    assert list(insp.tabs.titles) == ["inputs", "outputs"]
+    assert tv.MemoryInspector(tapes[0]).tabs is None  # one tape: no tabs
+
+
+def test_table_header_lines_up_with_the_rows_and_cuts_show_an_ellipsis():
+    from tapeviz.widgets.memory import _HEADER, _row_text
+
+    panel = tv.MemoryInspector(_saves_tape("input")).panels[0]
+    row = next(r for r in panel.report.rows if r.kernel == "DifferentiableFunction")
+    text = _row_text(row)
+    for col in ("kernel", "role", "name", "shape", "dtype"):
+        start = _HEADER.index(col)
+        assert text[start - 1] == " " and text[start] != " ", (col, _HEADER, text)
+    assert "DifferentiA"[:10] in text and "\u2026" in text  # "Differenti…": cut, and says so
+
+
+def test_bars_carry_their_bytes_and_axes_read_in_byte_units():
+    from tapeviz.widgets._common import new_figure
+    from tapeviz.widgets.memory_plots import draw_bars, draw_timeline
+
+    report = tv.MemoryInspector(_saves_tape("input")).report
+    ax1, ax2 = new_figure(6, 4).subplots(2, 1)
+    draw_bars(ax1, report)
+    draw_timeline(ax2, report)
+    assert [t.get_text() for t in ax1.texts] == ["8.0 KiB", "8.0 KiB"]
+    ax1.figure.canvas.draw()
+    ticks = [t.get_text() for t in ax2.get_yticklabels() if t.get_text()]
+    assert "16.0 KiB" in ticks and all(t.endswith(("B", "KiB")) for t in ticks)

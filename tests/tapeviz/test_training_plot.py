@@ -90,3 +90,50 @@ def test_fit_in_thread_and_static_picture():
     bundle = plot._repr_mimebundle_()
     assert "data:image/png;base64," in bundle["text/html"]
     assert bundle["application/vnd.jupyter.widget-view+json"]["model_id"] == plot.widget.model_id
+
+
+def test_a_fast_loop_still_shows_its_last_step():
+    import time
+
+    plot = tv.TrainingPlot(min_interval=0.2)
+    for step in range(50):  # far faster than one redraw per 0.2 s
+        plot.update(step, loss=1.0 / (step + 1))
+    assert plot.draw_count == 1 and plot._behind
+    time.sleep(0.6)  # the trailing redraw catches up without another update
+    assert plot.draw_count == 2 and not plot._behind
+    assert "step <b>49</b>" in plot.status.value
+    fast = tv.TrainingPlot(min_interval=60.0)
+    for step in range(5):
+        fast.update(step, loss=1.0)
+    fast._repr_mimebundle_()  # displaying it draws what is pending
+    assert "step <b>4</b>" in fast.status.value
+
+
+def test_many_epochs_do_not_draw_a_curtain_of_lines():
+    from tapeviz.widgets._common import new_figure
+    from tapeviz.widgets.training_plot_axes import draw_curves
+
+    fig = new_figure(8, 3)
+    history = {"step": list(range(600)), "loss": list(np.linspace(1, 0, 600))}
+    draw_curves(fig, history, [(10 * (i + 1), {}) for i in range(60)])
+    vertical = [ln for ln in fig.axes[0].lines if len(set(ln.get_xdata())) == 1]
+    assert 0 < len(vertical) <= 20
+
+
+def test_noisy_series_get_a_smoothed_trend_over_the_faint_raw_curve():
+    from tapeviz.widgets._common import new_figure
+    from tapeviz.widgets.training_plot_axes import draw_curves, smooth
+
+    rng = np.random.default_rng(0)
+    noisy = list(np.linspace(1, 0, 200) + rng.normal(0, 0.2, 200))
+    fig = new_figure(8, 3)
+    draw_curves(fig, {"step": list(range(200)), "loss": noisy}, [])
+    lines = {ln.get_label(): ln for ln in fig.axes[0].lines}
+    assert set(lines) == {"loss (raw)", "loss (smoothed)"}
+    trend = lines["loss (smoothed)"].get_ydata()
+    assert np.std(np.diff(trend)) < np.std(np.diff(noisy)) / 5  # much calmer
+    assert abs(trend[-1] - 0.0) < 0.15  # and it follows the data
+    short = new_figure(8, 3)
+    draw_curves(short, {"step": [0, 1, 2], "loss": [1.0, 0.5, 0.2]}, [])
+    assert [ln.get_label() for ln in short.axes[0].lines] == ["loss"]  # few points: raw only
+    assert smooth(np.array([2.0]))[0] == 2.0  # bias-corrected from the first value

@@ -104,4 +104,86 @@ BINARY = {
     K.SELECT: lambda i, a: np.where(i["condition"], i["a"], i["b"]),
 }
 
-KERNELS = {**UNARY, **BINARY}
+
+# --- fused gradient kernels: one pass of temporaries, in place in the array they allocate.
+# Each computes exactly what the unfused ops did, in the same order (same bits).
+
+
+_SMALL = 4096  # below this many elements out= bookkeeping costs more than allocating
+_CONSTS: dict = {}
+
+
+def _c(value, dtype) -> np.ndarray:
+    """A cached 0-d array: numpy runs ``array op 0-d array`` twice as fast as with a Python
+    number, with the same result (the number is weakly typed: it takes ``dtype``)."""
+    c = _CONSTS.get((value, dtype))
+    if c is None:
+        c = _CONSTS[(value, dtype)] = np.array(value, dtype)
+        c.flags.writeable = False
+    return c
+
+
+def _own(t):
+    """A ufunc result as an array we own (0-d inputs give numpy scalars)."""
+    return t if type(t) is np.ndarray else np.asarray(t)
+
+
+def _into(t, dy):
+    """``t`` as the out= of the last ``dy`` op when the result has its shape and dtype."""
+    return t if t.shape == dy.shape and t.dtype == dy.dtype else None
+
+
+def _tanh_grad(i, a):  # dy (1 - y^2)
+    dy, y = i["dy"], i["y"]
+    if y.size < _SMALL:
+        return dy * (_c(1, y.dtype) - y * y)
+    t = _own(np.multiply(y, y))
+    np.subtract(_c(1, y.dtype), t, out=t)
+    return np.multiply(dy, t, out=_into(t, dy))
+
+
+def _sigmoid_grad(i, a):  # dy (y (1 - y))
+    dy, y = i["dy"], i["y"]
+    if y.size < _SMALL:
+        return dy * (y * (_c(1, y.dtype) - y))
+    t = _own(np.subtract(_c(1, y.dtype), y))
+    np.multiply(y, t, out=t)
+    return np.multiply(dy, t, out=_into(t, dy))
+
+
+def _sqrt_grad(i, a):  # dy / (2 y)
+    dy, y = i["dy"], i["y"]
+    t = _own(np.multiply(y, _c(2, y.dtype)))
+    return np.divide(dy, t, out=_into(t, dy))
+
+
+def _rsqrt_grad(i, a):  # dy (y^3) (-1/2)
+    dy, y = i["dy"], i["y"]
+    t = _own(np.multiply(y, y))
+    np.multiply(t, y, out=t)
+    t = _own(np.multiply(dy, t, out=_into(t, dy)))
+    return np.multiply(t, _c(-0.5, t.dtype), out=t)
+
+
+def _sin_grad(i, a):  # dy cos x
+    dy, c = i["dy"], _own(np.cos(i["x"]))
+    return np.multiply(dy, c, out=_into(c, dy))
+
+
+def _cos_grad(i, a):  # -(dy sin x)
+    dy, s = i["dy"], _own(np.sin(i["x"]))
+    s = _own(np.multiply(dy, s, out=_into(s, dy)))
+    return np.negative(s, out=s)
+
+
+FUSED = {
+    K.TANH_GRAD: _tanh_grad,
+    K.SIGMOID_GRAD: _sigmoid_grad,
+    K.RELU_GRAD: lambda i, a: np.multiply(i["dy"], np.greater(i["x"], 0)),
+    K.SQRT_GRAD: _sqrt_grad,
+    K.RSQRT_GRAD: _rsqrt_grad,
+    K.SIN_GRAD: _sin_grad,
+    K.COS_GRAD: _cos_grad,
+}
+
+KERNELS = {**UNARY, **BINARY, **FUSED}

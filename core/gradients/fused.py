@@ -1,0 +1,72 @@
+"""Gradients of the fused gradient kernels (``TanhGrad`` and kin), written with ops, so
+``grad(grad(f))`` works through them. ``z`` is the fused kernel's output, ``dz`` flows in.
+
+Each entry: (kernel, grad_fn, inputs_to_save, outputs_to_save).
+"""
+
+from __future__ import annotations
+
+from .. import kernel_names as K
+from .. import ops as o
+from ..ops.elementwise import (
+    cos_grad,
+    relu_grad,
+    rsqrt_grad,
+    sigmoid_grad,
+    sin_grad,
+    sqrt_grad,
+    tanh_grad,
+)
+
+
+# tanh_grad: z = dy (1 - y^2); d(dy) = dz (1 - y^2), d(y) = -2 dz dy y
+def _tanh_grad(dz, saved, attrs):
+    dy, y = saved
+    return {"dy": lambda: tanh_grad(dz, y), "y": lambda: dz * dy * y * -2}
+
+
+# sigmoid_grad: z = dy y (1 - y); d(dy) = dz y (1 - y), d(y) = dz dy (1 - 2 y)
+def _sigmoid_grad(dz, saved, attrs):
+    dy, y = saved
+    return {"dy": lambda: sigmoid_grad(dz, y), "y": lambda: dz * dy * (1 - y * 2)}
+
+
+# relu_grad: z = dy [x > 0]; d(dy) = dz [x > 0] (x: piecewise constant, no gradient)
+def _relu_grad(dz, saved, attrs):
+    (x,) = saved
+    return {"dy": lambda: relu_grad(dz, x)}
+
+
+# sqrt_grad: z = dy / (2 y); d(dy) = dz / (2 y), d(y) = -dz dy / (2 y^2)
+def _sqrt_grad(dz, saved, attrs):
+    dy, y = saved
+    return {"dy": lambda: sqrt_grad(dz, y), "y": lambda: o.neg(dz * dy) / (y * y * 2)}
+
+
+# rsqrt_grad: z = -dy y^3 / 2; d(dy) = -dz y^3 / 2, d(y) = -3/2 dz dy y^2
+def _rsqrt_grad(dz, saved, attrs):
+    dy, y = saved
+    return {"dy": lambda: rsqrt_grad(dz, y), "y": lambda: dz * dy * (y * y) * -1.5}
+
+
+# sin_grad: z = dy cos x; d(dy) = dz cos x, d(x) = -dz dy sin x
+def _sin_grad(dz, saved, attrs):
+    dy, x = saved
+    return {"dy": lambda: sin_grad(dz, x), "x": lambda: cos_grad(dz * dy, x)}
+
+
+# cos_grad: z = -dy sin x; d(dy) = -dz sin x, d(x) = -dz dy cos x
+def _cos_grad(dz, saved, attrs):
+    dy, x = saved
+    return {"dy": lambda: cos_grad(dz, x), "x": lambda: o.neg(sin_grad(dz * dy, x))}
+
+
+GRADIENTS = [
+    (K.TANH_GRAD, _tanh_grad, ("dy", "y"), ()),
+    (K.SIGMOID_GRAD, _sigmoid_grad, ("dy", "y"), ()),
+    (K.RELU_GRAD, _relu_grad, ("x",), ()),
+    (K.SQRT_GRAD, _sqrt_grad, ("dy", "y"), ()),
+    (K.RSQRT_GRAD, _rsqrt_grad, ("dy", "y"), ()),
+    (K.SIN_GRAD, _sin_grad, ("dy", "x"), ()),
+    (K.COS_GRAD, _cos_grad, ("dy", "x"), ()),
+]
