@@ -168,6 +168,12 @@ def _matmul(fn, ins, attrs):
     (a, ba), (b, bb) = ins["a"], ins["b"]
     if ba and not bb and b.ndim == 2:
         return (a.reshape(-1, a.shape[-1]) @ b).reshape(a.shape[:-1] + (b.shape[-1],))
+    if bb and not ba and a.ndim == 2 and b.ndim == 2:  # matrix @ a batch of vectors
+        return b @ a.T
+    if (ba and not bb and b.ndim == 1) or (bb and not ba and a.ndim == 1):
+        return a @ b  # numpy broadcasts the batch of matrices against the vector
+    if a.ndim - ba == 1 or b.ndim - bb == 1:
+        raise ValueError("a batched vector operand without a rule: loop")
     if bb and not ba and a.ndim == 2 and b.ndim == 3:
         size, k, m = b.shape
         out = a @ np.moveaxis(b, 0, 1).reshape(k, size * m)
@@ -218,7 +224,19 @@ def _tile(fn, ins, attrs, size):
     return (fn({"x": x}, {**attrs, "reps": (1,) + tuple(attrs["reps"])}),)
 
 
+def _fused_matmul(fn, ins, attrs, size):
+    """Only ``a`` batched (not transposed): its rows stack into one GEMM, as a dense layer."""
+    a, batched = ins["a"]
+    if attrs["transpose_a"] or not batched or any(b for k, (_, b) in ins.items() if k != "a"):
+        raise ValueError("fused matmul with a batched weight: loop")
+    arrays = {k: v for k, (v, _) in ins.items()}
+    arrays["a"] = a.reshape(-1, a.shape[-1])
+    out = fn(arrays, attrs)
+    return (out.reshape((size, a.shape[1]) + out.shape[1:]),)
+
+
 _SHAPE_RULES = {
+    K.FUSED_MATMUL: _fused_matmul,
     K.RESHAPE: _reshape,
     K.TRANSPOSE: _transpose,
     K.BROADCAST_TO: _broadcast_to,

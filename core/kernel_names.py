@@ -67,6 +67,8 @@ LOG_SOFTMAX = "LogSoftmax"
 
 # linear algebra
 MATMUL = "BatchMatMul"
+# fused dense layer (TensorFlow's spelling): act(op(a) @ op(b) + bias), op = transpose or not
+FUSED_MATMUL = "_FusedMatMul"
 
 # shape and indexing
 RESHAPE = "Reshape"
@@ -88,3 +90,6 @@ MAX_POOL = "MaxPool"
 MAX_POOL_GRAD = "MaxPoolGrad"
 AVG_POOL = "AvgPool"
 AVG_POOL_GRAD = "AvgPoolGrad"
+# fused loss: mean over rows of -sum(labels * log_softmax(logits)); its one-kernel gradient
+SOFTMAX_CROSS_ENTROPY = "SoftmaxCrossEntropyWithLogits"
+SOFTMAX_CROSS_ENTROPY_GRAD = "SoftmaxCrossEntropyGrad"

@@ -10,6 +10,7 @@ from numpy.lib.stride_tricks import sliding_window_view
 from .. import kernel_names as K
 from .. import ops as o
 from ..engine import run_kernel
+from ..ops.nn import softmax_cross_entropy_grad
 
 
 def _conv_attrs(attrs):
@@ -106,7 +107,41 @@ def _avg_pool_grad(g, saved, attrs):  # linear; its adjoint is the average pool 
     return {"dy": lambda: run_kernel(K.AVG_POOL, {"x": g}, _pool_attrs(attrs))}
 
 
+# softmax_cross_entropy: y = -sum(t log_softmax(z)) / n;
+# dz = (softmax(z) - t) dy / n, dt = -log_softmax(z) dy / n
+def _softmax_cross_entropy(dy, saved, attrs):
+    z, t = saved
+    n = _rows(z)
+    return {
+        "logits": lambda: softmax_cross_entropy_grad(dy, z, t),
+        "labels": lambda: o.log_softmax(z, -1) * (dy * (-1 / n)),
+    }
+
+
+# softmax_cross_entropy_grad: g = (p - t) dy / n, p = softmax(z); d(dy) = sum(dg (p - t)) / n,
+# d(z) = p (u - sum(u p)) with u = dg dy / n, d(t) = -dg dy / n
+def _softmax_cross_entropy_grad(dg, saved, attrs):
+    dy, z, t = saved
+    n = _rows(z)
+
+    def dz():
+        p, u = o.softmax(z, -1), dg * (dy * (1 / n))
+        return p * (u - o.sum(u * p, -1, keepdims=True))
+
+    return {
+        "dy": lambda: o.sum(dg * (o.softmax(z, -1) - t)) * (1 / n),
+        "logits": dz,
+        "labels": lambda: dg * (dy * (-1 / n)),
+    }
+
+
+def _rows(z) -> int:
+    return max(z.size // z.shape[-1], 1) if z.shape[-1] else 1
+
+
 GRADIENTS = [
+    (K.SOFTMAX_CROSS_ENTROPY, _softmax_cross_entropy, ("logits", "labels"), ()),
+    (K.SOFTMAX_CROSS_ENTROPY_GRAD, _softmax_cross_entropy_grad, ("dy", "logits", "labels"), ()),
     (K.CONV2D, _conv2d, ("x", "filter"), ()),
     (K.CONV2D_BACKPROP_INPUT, _conv2d_backprop_input, ("dy", "filter"), ()),
     (K.CONV2D_BACKPROP_FILTER, _conv2d_backprop_filter, ("x", "dy"), ()),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from .. import ops
+from ..ops.linalg import fused_matmul
 from ..tensor import Tensor
 from .activations import get_activation
 from .module import Module, _rng
@@ -14,6 +15,10 @@ def _positive_int(value, what: str, layer: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
         raise ValueError(f"{layer}: {what} must be a positive int, got {value!r}")
     return value
+
+
+# activations _FusedMatMul applies itself (same bits as the separate op)
+_FUSABLE = {ops.relu: "relu", ops.tanh: "tanh", ops.sigmoid: "sigmoid"}
 
 
 class Dense(Module):
@@ -70,6 +75,9 @@ class Dense(Module):
             )
 
     def forward(self, x):
+        act = "linear" if self.activation is None else _FUSABLE.get(self.activation)
+        if act is not None and x.ndim == 2:  # one _FusedMatMul node for the whole layer
+            return fused_matmul(x, self.kernel, self.bias, act)
         y = ops.matmul(x, self.kernel)
         if self.bias is not None:
             y = y + self.bias

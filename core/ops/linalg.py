@@ -6,18 +6,25 @@ import numpy as np
 
 from .. import kernel_names as K
 from ..engine import run_kernel
-from ..tensor import Tensor
+from ..tensor import Tensor, Variable, _Constant
 from ._util import as_tensor
+
+_TENSORS = frozenset((Tensor, Variable, _Constant))  # exact types fused_matmul's fast path takes
 
 
 def matmul(a, b) -> Tensor:
-    """Matrix product as ``numpy.matmul`` (1-D operands are promoted, then squeezed)."""
+    """Matrix product as ``numpy.matmul``. Matrix @ vector and vector @ matrix are one
+    kernel; other 1-D operands are promoted, then squeezed (reshapes around the kernel)."""
     from .shape import reshape
 
     a, b = _promote(a, b)
     sa, sb = a.shape, b.shape
     if not sa or not sb:
         raise ValueError(f"matmul: operands must have rank >= 1, got shapes {sa} and {sb}")
+    if len(sa) + len(sb) == 3:  # matrix @ vector or vector @ matrix: one kernel, no reshapes
+        if sa[-1] != (sb[0] if len(sb) == 1 else sb[-2]):
+            raise ValueError(f"matmul: inner dimensions differ: {sa} @ {sb}")
+        return run_kernel(K.MATMUL, {"a": a, "b": b})
     a2 = reshape(a, (1,) + sa) if len(sa) == 1 else a
     b2 = reshape(b, sb + (1,)) if len(sb) == 1 else b
     sa2, sb2 = a2.shape, b2.shape
@@ -49,6 +56,57 @@ def _promote(a, b):
     if a.dtype.kind == "b":
         raise TypeError("matmul: bool operands are not supported")
     return a, b
+
+
+FUSED_ACTIVATIONS = ("linear", "relu", "tanh", "sigmoid")
+_FUSED_ATTRS: dict = {}  # one shared attrs dict per (activation, transpose_a, transpose_b)
+
+
+def fused_matmul(
+    a, b, bias=None, activation: str = "linear", transpose_a=False, transpose_b=False
+) -> Tensor:
+    """``act(op(a) @ op(b) + bias)`` in one kernel (``_FusedMatMul``, TensorFlow.js's
+    ``tf.fused.matMul``): rank-2 ``a`` and ``b``, ``op`` transposes when asked, ``bias`` of
+    shape ``(n,)``, ``activation`` one of ``FUSED_ACTIVATIONS``. One tape node per layer.
+
+    Example:
+        >>> import core
+        >>> from core.ops.linalg import fused_matmul
+        >>> fused_matmul(core.ones((2, 3)), core.ones((3, 4)), core.ones(4), "relu").numpy()[0]
+        array([4., 4., 4., 4.], dtype=float32)
+    """
+    d = a._data if type(a) in _TENSORS else None
+    e = b._data if type(b) in _TENSORS else None
+    if d is None or e is None or d.dtype is not e.dtype or d.dtype.kind != "f":
+        a, b = _promote(a, b)  # the fast path above: float tensors of one dtype
+        d, e = a._data, b._data
+    sa, sb = d.shape, e.shape
+    if len(sa) != 2 or len(sb) != 2:
+        raise ValueError(f"fused_matmul: expected rank-2 operands, got shapes {sa} and {sb}")
+    k, n = (sa[0] if transpose_a else sa[1]), (sb[0] if transpose_b else sb[1])
+    if k != (sb[1] if transpose_b else sb[0]):
+        raise ValueError(f"fused_matmul: inner dimensions differ: {sa} @ {sb} (transposes "
+                         f"{transpose_a}, {transpose_b})")  # fmt: skip
+    attrs = _FUSED_ATTRS.get((activation, bool(transpose_a), bool(transpose_b)))
+    if attrs is None:
+        if activation not in FUSED_ACTIVATIONS:
+            raise ValueError(
+                f"fused_matmul: activation must be one of {FUSED_ACTIVATIONS}, got {activation!r}"
+            )
+        attrs = {"activation": activation, "transpose_a": bool(transpose_a),
+                 "transpose_b": bool(transpose_b)}  # fmt: skip
+        _FUSED_ATTRS[(activation, bool(transpose_a), bool(transpose_b))] = attrs
+    if bias is None:
+        return run_kernel(K.FUSED_MATMUL, {"a": a, "b": b}, attrs)
+    bias = as_tensor(bias, "fused_matmul")
+    c = bias.data
+    if c.shape != (n,):
+        raise ValueError(f"fused_matmul: bias must have shape ({n},), got {c.shape}")
+    if c.dtype is not d.dtype and c.dtype != d.dtype:
+        from .elementwise import cast
+
+        bias = cast(bias, a.dtype)
+    return run_kernel(K.FUSED_MATMUL, {"a": a, "b": b, "bias": bias}, attrs)
 
 
 def dot(a, b) -> Tensor:

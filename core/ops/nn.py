@@ -102,3 +102,44 @@ def dropout(x, rate: float, seed: int | None = None, training: bool = True) -> T
     keep = np.random.default_rng(seed).random(x.shape) >= rate
     mask = Tensor((keep / (1 - rate)).astype(x.dtype))
     return x * mask
+
+
+def softmax_cross_entropy_with_logits(labels, logits) -> Tensor:
+    """Mean over rows of ``-sum(labels * log_softmax(logits), -1)`` in one kernel
+    (``SoftmaxCrossEntropyWithLogits``), stable for large logits. ``labels`` are float
+    targets of the logits' shape (one-hot or soft); the result is a scalar.
+
+    Example:
+        >>> import core
+        >>> from core.ops.nn import softmax_cross_entropy_with_logits as sce
+        >>> round(sce(core.tensor([[0.0, 1.0]]), core.tensor([[0.0, 0.0]])).item(), 4)
+        0.6931
+    """
+    z = as_tensor(logits, "softmax_cross_entropy_with_logits")
+    t = as_tensor(labels, "softmax_cross_entropy_with_logits")
+    _check_logits(z, t, "softmax_cross_entropy_with_logits")
+    return run_kernel(K.SOFTMAX_CROSS_ENTROPY, {"logits": z, "labels": t})
+
+
+def softmax_cross_entropy_grad(dy, logits, labels) -> Tensor:
+    """The loss's gradient for the logits, ``(softmax(logits) - labels) * dy / n``, in one
+    kernel (``SoftmaxCrossEntropyGrad``); ``dy`` is a scalar, ``n`` the number of rows."""
+    dy = as_tensor(dy, "softmax_cross_entropy_grad")
+    z = as_tensor(logits, "softmax_cross_entropy_grad")
+    t = as_tensor(labels, "softmax_cross_entropy_grad")
+    _check_logits(z, t, "softmax_cross_entropy_grad")
+    if dy.shape != () or dy.dtype != z.dtype:
+        raise ValueError(
+            f"softmax_cross_entropy_grad: dy must be a scalar of {z.dtype}, got {dy.shape} "
+            f"{dy.dtype}"
+        )
+    return run_kernel(K.SOFTMAX_CROSS_ENTROPY_GRAD, {"dy": dy, "logits": z, "labels": t})
+
+
+def _check_logits(z: Tensor, t: Tensor, op: str) -> None:
+    require_float(z, op)
+    if z.ndim == 0 or t.shape != z.shape or t.dtype != z.dtype:
+        raise ValueError(
+            f"{op}: expected logits of rank >= 1 and labels of the same shape and dtype, got "
+            f"logits {z.shape} {z.dtype} and labels {t.shape} {t.dtype}"
+        )

@@ -113,7 +113,35 @@ def _avg_pool_grad(i, a):
     return dxp[:, t : t + h, lft : lft + w, :]
 
 
+def _rows(x) -> int:
+    """How many softmax rows (every axis but the last): the mean's n."""
+    return x.size // x.shape[-1] if x.shape[-1] else 0
+
+
+def _softmax_cross_entropy(i, a):
+    """mean over rows of -sum(labels * (z - logsumexp(z))), the max subtracted first."""
+    z, t = i["logits"], i["labels"]
+    z = z - np.max(z, axis=-1, keepdims=True)
+    lse = np.log(np.sum(np.exp(z), axis=-1, keepdims=True))
+    z -= lse
+    z *= t
+    return np.asarray(-np.sum(z) / max(_rows(z), 1), z.dtype)
+
+
+def _softmax_cross_entropy_grad(i, a):
+    """(softmax(z) - labels) * dy / n, in one array."""
+    dy, z, t = i["dy"], i["logits"], i["labels"]
+    p = z - np.max(z, axis=-1, keepdims=True)
+    np.exp(p, out=p)
+    p /= np.sum(p, axis=-1, keepdims=True)
+    p -= t
+    p *= (dy / max(_rows(z), 1)).astype(z.dtype)
+    return p
+
+
 KERNELS = {
+    K.SOFTMAX_CROSS_ENTROPY: _softmax_cross_entropy,
+    K.SOFTMAX_CROSS_ENTROPY_GRAD: _softmax_cross_entropy_grad,
     K.CONV2D: _conv2d,
     K.CONV2D_BACKPROP_INPUT: _conv2d_backprop_input,
     K.CONV2D_BACKPROP_FILTER: _conv2d_backprop_filter,

@@ -29,11 +29,12 @@ def _log_softmax(i, a):
     return z - np.log(np.sum(np.exp(z), axis=a["axis"], keepdims=True))
 
 
+# the ufuncs' reduce: what np.sum / np.max / ... call, without their Python wrappers
 KERNELS = {
-    K.SUM: _reduce(np.sum),
-    K.MAX: _reduce(np.max),
-    K.MIN: _reduce(np.min),
-    K.PROD: _reduce(np.prod),
+    K.SUM: _reduce(np.add.reduce),
+    K.MAX: _reduce(np.maximum.reduce),
+    K.MIN: _reduce(np.minimum.reduce),
+    K.PROD: _reduce(np.multiply.reduce),
     K.SOFTMAX: _softmax,
     K.LOG_SOFTMAX: _log_softmax,
 }
