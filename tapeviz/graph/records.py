@@ -60,13 +60,26 @@ def nbytes(t) -> int:
     return int(t._data.nbytes) if t._data is not None else 0
 
 
+def display_label(node) -> str:
+    """The label drawn on an op: the user's name for custom nodes, the kernel otherwise; a
+    fused dense kernel says what it fused (e.g. ``MatMul + bias → relu``)."""
+    if node.kernel != "_FusedMatMul" or node.label != node.kernel:
+        return node.label
+    attrs = node.attrs or {}
+    a = "Aᵀ" if attrs.get("transpose_a") else "A"
+    b = "Bᵀ" if attrs.get("transpose_b") else "B"
+    text = f"MatMul {a}·{b}" + (" + bias" if "bias" in node.inputs else "")
+    act = attrs.get("activation", "linear")
+    return text + (f" → {act}" if act != "linear" else "")
+
+
 def op_record(node) -> dict:
     return {
         "id": f"n{node.id}",
         "kernel": node.kernel,
         "backend": node.backend,
         "style": node.style,
-        "label": node.label,
+        "label": display_label(node),
         "scope": node.scope,
         "source": source_record(node.source),
         "attrs": {str(k): json_safe(v) for k, v in (node.attrs or {}).items()},
