@@ -87,108 +87,74 @@ class Tape:
             self.watched[t.id] = t
 
     def _record(self, kernel, backend, inputs, outputs, attrs, extra, source):
-        if self._grad_of is not None and extra is None:
-            return self._record_backward(kernel, backend, inputs, outputs, attrs, source)
+        """Record one kernel run (``extra``: a node made by ``record_node``)."""
         if extra is not None:
-            return self._record_special(kernel, backend, inputs, outputs, attrs, extra, source)
-        # the hot path: a kernel run by an op, recorded as a forward node
+            return self._record_custom(kernel, backend, inputs, outputs, attrs, extra, source)
         grad = _GRADIENTS.get(kernel)
+        scope = engine._SCOPE.get()
+        scope = "/".join(scope) if scope else ""
+        if self._grad_of is not None:  # a gradient op of this tape's own gradient()
+            style = "gradient" if grad is None or grad.builtin else "override"
+            node = Node(
+                self._new_id(), kernel, backend, inputs, outputs, attrs, [], grad, style,
+                kernel, scope, source,
+            )  # fmt: skip
+            return self._add_backward(node)
+        # the hot path: a kernel run by an op, recorded as a forward node
         if grad is None:
             style, saved = "builtin", []
         else:
             style = "builtin" if grad.builtin else "override"
-            saved = (
-                _saved_by_config(grad, inputs, outputs)
-                if grad.save_plan or grad.save_all_inputs
-                else []
-            )
+            needs = grad.save_plan or grad.save_all_inputs
+            saved = _saved_by_config(grad, inputs, outputs) if needs else []
+        node = Node(
+            self._new_id(), kernel, backend, inputs, outputs, attrs, saved, grad, style, kernel,
+            scope, source,
+        )  # fmt: skip
+        return self._add_forward(node)
+
+    def _record_custom(self, kernel, backend, inputs, outputs, attrs, extra, source):
+        """A node made by ``record_node`` (custom gradients)."""
+        grad = extra["grad"]
+        if extra["saved"] is None:
+            saved = _saved_by_config(grad, inputs, outputs) if grad is not None else []
+        else:
+            saved = [SavedValue(r, n, t) for r, n, t in extra["saved"]]
         scope = engine._SCOPE.get()
+        node = Node(
+            self._new_id(), kernel, backend, inputs, outputs, attrs, saved, grad,
+            extra["style"], extra["label"], "/".join(scope) if scope else "", source,
+        )  # fmt: skip
+        if self._grad_of is not None:
+            return self._add_backward(node)
+        return self._add_forward(node)
+
+    def _new_id(self) -> int:
         node_id = self._next_id
         self._next_id = node_id + 1
-        node = Node(
-            node_id, kernel, backend, inputs, outputs, attrs, saved, grad, style, kernel,
-            "/".join(scope) if scope else "", source,
-        )  # fmt: skip
+        return node_id
+
+    def _add_forward(self, node: Node) -> Node:
         self.nodes.append(node)
         producer = self._producer
-        for o in outputs:
+        for o in node.outputs:
             producer[o.id] = node
-        for t in inputs.values():
+        for t in node.inputs.values():
             if type(t) is not Tensor and isinstance(t, Variable) and t.trainable:
                 self.watched.setdefault(t.id, t)
         return node
 
-    def _record_backward(self, kernel, backend, inputs, outputs, attrs, source):
-        """A gradient op of this tape's own ``gradient()``: a backward node (nothing saved)."""
-        grad = _GRADIENTS.get(kernel)
-        scope = engine._SCOPE.get()
-        node_id = self._next_id
-        self._next_id = node_id + 1
-        node = Node(
-            node_id, kernel, backend, inputs, outputs, attrs, [], grad,
-            "gradient" if grad is None or grad.builtin else "override", kernel,
-            "/".join(scope) if scope else "", source,
-        )  # fmt: skip
+    def _add_backward(self, node: Node) -> Node:
         node.grad_of = self._grad_of
         limit = self._keep_bytes
         if limit is not None:  # large backward values: shape-only records
-            for t in inputs.values():
+            node.inputs = _light(node.inputs, limit)
+            for t in node.outputs:
                 d = t._data
                 if d is not None and d.nbytes > limit:
-                    node.inputs = {k: stand_in(v, limit) for k, v in inputs.items()}
-                    break
-            for t in outputs:
-                d = t._data
-                if d is not None and d.nbytes > limit:
-                    node.outputs = tuple([stand_in(t, limit) for t in outputs])
+                    node.outputs = tuple([stand_in(o, limit) for o in node.outputs])
                     break
         self.backward_nodes.append(node)
-        return node
-
-    def _record_special(self, kernel, backend, inputs, outputs, attrs, extra, source):
-        """A node made by ``record_node`` (custom gradients) or a gradient op of this tape's
-        own ``gradient()`` (a backward node)."""
-        backward = self._grad_of is not None
-        if extra is None:
-            grad = _GRADIENTS.get(kernel)
-            if grad is None:
-                style, saved = "builtin", []
-            else:
-                style = "builtin" if grad.builtin else "override"
-                saved = [] if backward else _saved_by_config(grad, inputs, outputs)
-            label = kernel
-        else:
-            grad, style, label = extra["grad"], extra["style"], extra["label"]
-            saved = [SavedValue(r, n, t) for r, n, t in (extra["saved"] or ())]
-            if extra["saved"] is None and grad is not None:
-                saved = _saved_by_config(grad, inputs, outputs)
-        scope = engine._SCOPE.get()
-        node = Node(
-            self._next_id, kernel, backend, inputs, outputs, attrs, saved, grad, style, label,
-            "/".join(scope) if scope else "", source,
-        )  # fmt: skip
-        self._next_id += 1
-        if backward:
-            node.grad_of = self._grad_of
-            if style == "builtin":
-                node.style = "gradient"
-            limit = self._keep_bytes
-            if limit is not None:  # large backward values: shape-only records
-                node.inputs = _light(inputs, limit)
-                for t in outputs:
-                    d = t._data
-                    if d is not None and d.nbytes > limit:
-                        node.outputs = tuple([stand_in(t, limit) for t in outputs])
-                        break
-            self.backward_nodes.append(node)
-            return node
-        self.nodes.append(node)
-        producer = self._producer
-        for o in outputs:
-            producer[o.id] = node
-        for t in inputs.values():
-            if type(t) is not Tensor and isinstance(t, Variable) and t.trainable:
-                self.watched.setdefault(t.id, t)
         return node
 
     def producer(self, t: Tensor) -> Node | None:

@@ -204,24 +204,31 @@ class _Spec:
 
 
 def _grad_fn(spec, dy, saved, attrs):
-    cache = []
-
-    def compute():
-        if not cache:
-            cache.append(_run_grad_func(spec, dy, saved))
-        return cache[0]
-
-    return {n: functools.partial(_pick, spec, compute, i) for i, n in enumerate(spec.names)}
-
-
-def _pick(spec, compute, i):
-    g = compute()[i]
-    if g is None:
-        raise GradientError(
+    return thunks_once(
+        spec.names,
+        lambda: _run_grad_func(spec, dy, saved),
+        lambda i: (
             f"custom_grad({spec.name}): grad_func returned None for input {i} "
             f"({spec.names[i]!r}), whose gradient is needed"
-        )
-    return g
+        ),
+    )
+
+
+def thunks_once(names, run, missing):
+    """The engine's ``{input name: thunk}``, for a user backward that makes every gradient
+    in one call: the first thunk called runs ``run()`` (a list, one gradient per input);
+    a needed gradient that came back ``None`` raises ``GradientError(missing(i))``."""
+    cache = []
+
+    def pick(i):
+        if not cache:
+            cache.append(run())
+        g = cache[0][i]
+        if g is None:
+            raise GradientError(missing(i))
+        return g
+
+    return {n: functools.partial(pick, i) for i, n in enumerate(names)}
 
 
 def _run_grad_func(spec, dy, saved):

@@ -18,7 +18,7 @@ from .. import engine
 from ..backward import GradientError
 from ..registry import GradConfig
 from ..tensor import Tensor, _check_dtype, _to_array
-from .custom_grad import outer_recorders
+from .custom_grad import outer_recorders, thunks_once
 
 __all__ = ["DifferentiableFunction"]
 
@@ -174,23 +174,11 @@ class _Spec:
 def _grad_fn(spec, dy, saved, attrs, needed=None):
     if needed is None:  # a caller that does not say: every floating input
         needed = {n for n, (_, dt) in zip(spec.names, spec.shapes) if dt.kind == "f"}
-    cache = []
-
-    def compute():
-        if not cache:
-            cache.append(_run_backward(spec, dy, saved, needed))
-        return cache[0]
-
-    return {n: functools.partial(_pick, spec, compute, i) for i, n in enumerate(spec.names)}
-
-
-def _pick(spec, compute, i):
-    g = compute()[i]
-    if g is None:
-        raise GradientError(
-            f"{spec.cls}.backward returned None for dLdX{i + 1}, whose gradient is needed"
-        )
-    return g
+    return thunks_once(
+        spec.names,
+        lambda: _run_backward(spec, dy, saved, needed),
+        lambda i: f"{spec.cls}.backward returned None for dLdX{i + 1}, whose gradient is needed",
+    )
 
 
 def _run_backward(spec, dy, saved, needed):
