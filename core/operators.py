@@ -89,13 +89,6 @@ class TensorOperators:
     def T(self):
         return _ops.transpose(self)
 
-    def __getattr__(self, attr):
-        method = _METHODS.get(attr)
-        if method is None:
-            raise AttributeError(f"'{type(self).__name__}' object has no attribute {attr!r}")
-        fn = getattr(_ops, method)
-        return lambda *a, **k: fn(self, *a, **k)
-
 
 # Tensor methods that are ops with the tensor first: x.exp(), x.sum(axis=0), …
 _METHODS = {
@@ -108,3 +101,17 @@ _METHODS = {
     ).split()
 }
 _METHODS["astype"] = "cast"
+
+
+def _method(attr: str, op_name: str):
+    def method(self, *args, **kwargs):
+        return getattr(_ops, op_name)(self, *args, **kwargs)
+
+    method.__name__ = method.__qualname__ = attr
+    method.__doc__ = f"``x.{attr}(...)`` is ``tv.{op_name}(x, ...)``."
+    return method
+
+
+# real methods (not __getattr__): they tab-complete, have help() and cost no lookup
+for _attr, _op_name in _METHODS.items():
+    setattr(TensorOperators, _attr, _method(_attr, _op_name))
