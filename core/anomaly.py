@@ -104,9 +104,14 @@ def _check(name, inputs, outputs, forward: bool, backward: bool) -> None:
         raise _error(name, inputs, i, d, backward_hit, forward_hit)
 
 
-def _error(name, inputs, index, data, backward_hit, forward_hit) -> AnomalyError:
+def _kind(data) -> str:
+    """Which non-finite values ``data`` holds: "nan", "inf" or "nan and inf"."""
     has_nan, has_inf = bool(np.isnan(data).any()), bool(np.isinf(data).any())
-    kind = "nan and inf" if has_nan and has_inf else ("nan" if has_nan else "inf")
+    return "nan and inf" if has_nan and has_inf else ("nan" if has_nan else "inf")
+
+
+def _error(name, inputs, index, data, backward_hit, forward_hit) -> AnomalyError:
+    kind = _kind(data)
     word = _WORDS[kind]
     stats = {k: tensor_stats(t) for k, t in inputs.items()}
     if backward_hit is not None:
@@ -150,8 +155,7 @@ class _Hook:
         d = g._data
         if not self.backward or d.dtype.kind != "f" or np.isfinite(d).all():
             return
-        has_nan, has_inf = bool(np.isnan(d).any()), bool(np.isinf(d).any())
-        kind = "nan and inf" if has_nan and has_inf else ("nan" if has_nan else "inf")
+        kind = _kind(d)
         fstats = {k: tensor_stats(t) for k, t in node.inputs.items() if t._data is not None}
         msg = (
             f"detect_anomaly: {_WORDS[kind]} appeared in the backward pass: the gradient function of "
