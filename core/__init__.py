@@ -30,6 +30,8 @@ from .functional import (
 from .gradcheck import GradCheckReport, GradientCheckError, check_grads, numerical_jacobian
 from .gradients import register as _register_gradients
 from .memory import dispose, keep, memory, tidy
+from .numpy_dispatch import NumpyDispatchError
+from .numpy_dispatch import supported as supported_numpy
 from .ops import *  # noqa: F403 - the op namespace is the public API
 from .ops import __all__ as _ops_all
 from .registry import (
@@ -79,6 +81,8 @@ __all__ = [
     "BackwardStep",
     "DifferentiableFunction",
     "DisposedError",
+    "NumpyDispatchError",
+    "supported_numpy",
     "AnomalyError",
     "AuditReport",
     "GradCheckReport",

@@ -84,10 +84,39 @@ class TensorOperators:
             "item assignment"
         )
 
+    def __mod__(self, o):
+        return _ops.mod(self, o)
+
+    def __rmod__(self, o):
+        return _ops.mod(o, self)
+
     # --- method forms of ops -------------------------------------------------------------
     @property
     def T(self):
         return _ops.transpose(self)
+
+    @property
+    def mT(self):  # noqa: N802 - numpy's name: the last two axes swapped
+        return _ops.swapaxes(self, -1, -2)
+
+    def reshape(self, *shape):
+        """``x.reshape(3, 2)`` or ``x.reshape((3, 2))``, as numpy."""
+        return _ops.reshape(self, shape[0] if len(shape) == 1 else shape)
+
+    def transpose(self, *axes):
+        """``x.transpose()``, ``x.transpose(1, 0)`` or ``x.transpose((1, 0))``, as numpy."""
+        if len(axes) == 1 and not isinstance(axes[0], int):
+            axes = axes[0]
+        return _ops.transpose(self, axes or None)
+
+    def flatten(self):
+        """A 1-D copy of the values, as ``ndarray.flatten`` (``tv.flatten`` keeps axis 0)."""
+        return _ops.ravel(self)
+
+    def clip(self, min=None, max=None):  # noqa: A002 - numpy's names
+        """``x.clip(min, max)``; a missing bound is unbounded."""
+        lo = -float("inf") if min is None else min
+        return _ops.clip(self, lo, float("inf") if max is None else max)
 
 
 # Tensor methods that are ops with the tensor first: x.exp(), x.sum(axis=0), …
@@ -95,9 +124,10 @@ _METHODS = {
     name: name
     for name in (
         "exp log log1p sqrt rsqrt square reciprocal sin cos tan tanh sigmoid relu abs sign "
-        "neg sum mean max min prod logsumexp softmax log_softmax reshape transpose "
-        "expand_dims squeeze broadcast_to tile pad clip cast matmul flatten var std "
-        "argmax argmin gather"
+        "neg sum mean max min prod logsumexp softmax log_softmax "
+        "expand_dims squeeze broadcast_to tile pad cast matmul var std "
+        "argmax argmin gather ravel dot cumsum cumprod round repeat swapaxes diagonal trace "
+        "floor ceil"
     ).split()
 }
 _METHODS["astype"] = "cast"

@@ -140,6 +140,17 @@ class Tensor(TensorOperators):
         arr = self.data
         return arr.astype(dtype) if dtype is not None else arr.copy()
 
+    # NEP 13 / NEP 18: numpy's functions on tensors run tapeviz ops (core/numpy_dispatch.py)
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        from .numpy_dispatch import array_ufunc
+
+        return array_ufunc(ufunc, method, inputs, kwargs)
+
+    def __array_function__(self, func, types, args, kwargs):
+        from .numpy_dispatch import array_function
+
+        return array_function(func, types, args, kwargs)
+
     @property
     def shape(self) -> tuple[int, ...]:
         return self.data.shape

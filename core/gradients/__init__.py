@@ -1,21 +1,38 @@
-"""Built-in gradients, one module per op family, registered from one explicit list."""
+"""Built-in gradients, one module per op family, registered from one explicit list.
+
+An entry's ``inputs_to_save`` of ``"*"`` saves every input (kernels with a variable input
+count, such as ``Einsum``).
+"""
 
 from __future__ import annotations
 
 from ..registry import register_gradient
-from . import elementwise, fused, linalg, nn, reduce, shape
+from . import (
+    contract,
+    decomp,
+    elementwise,
+    elementwise_math,
+    fused,
+    linalg,
+    nn,
+    reduce,
+    scan,
+    shape,
+)
 
-FAMILIES = (elementwise, fused, reduce, linalg, shape, nn)
+FAMILIES = (elementwise, elementwise_math, fused, reduce, scan, linalg, contract, decomp, shape, nn)
 
 
 def register() -> None:
     for family in FAMILIES:
         for name, fn, inputs_to_save, outputs_to_save, *needed_by in family.GRADIENTS:
+            save_all = inputs_to_save == "*"
             register_gradient(
                 name,
                 fn,
-                inputs_to_save,
+                () if save_all else inputs_to_save,
                 outputs_to_save,
+                save_all_inputs=save_all,
                 needed_by=needed_by[0] if needed_by else None,
                 _builtin=True,
             )

@@ -5,6 +5,20 @@
 from __future__ import annotations
 
 from .. import operators as _operators_module
+from .contract import (
+    cross,
+    diag,
+    diagonal,
+    dot,
+    einsum,
+    inner,
+    kron,
+    outer,
+    tensordot,
+    trace,
+    tril,
+    triu,
+)
 from .creation import (
     arange,
     fill,
@@ -63,8 +77,63 @@ from .elementwise import (
     true_divide,
     where,
 )
-from .linalg import dot, matmul
+from .elementwise_math import (
+    arccos,
+    arccosh,
+    arcsin,
+    arcsinh,
+    arctan,
+    arctan2,
+    arctanh,
+    ceil,
+    cosh,
+    deg2rad,
+    degrees,
+    exp2,
+    expm1,
+    fabs,
+    floor,
+    fmax,
+    fmin,
+    hypot,
+    log2,
+    log10,
+    logaddexp,
+    logaddexp2,
+    mod,
+    nan_to_num,
+    rad2deg,
+    radians,
+    remainder,
+    round,
+    sinc,
+    sinh,
+)
+from .linalg import matmul
 from .nn import avg_pool2d, conv2d, dropout, max_pool2d
+from .order import (
+    array_split,
+    atleast_1d,
+    atleast_2d,
+    atleast_3d,
+    cumprod,
+    cumsum,
+    diff,
+    dsplit,
+    flip,
+    fliplr,
+    flipud,
+    hsplit,
+    moveaxis,
+    partition,
+    ravel,
+    repeat,
+    roll,
+    rot90,
+    sort,
+    swapaxes,
+    vsplit,
+)
 from .reduce import (
     argmax,
     argmin,

@@ -110,7 +110,28 @@ def fused_matmul(
 
 
 def dot(a, b) -> Tensor:
-    return matmul(a, b)
+    """``numpy.dot`` (``core.ops.contract.dot``): matmul up to 2-D, a product for 0-d."""
+    from .contract import dot as _dot
+
+    return _dot(a, b)
 
 
-__all__ = ["matmul", "dot"]
+# numpy.linalg's names: ``tv.linalg.inv`` etc. (matmul above is defined first: decomp uses it)
+from .decomp import (  # noqa: E402
+    cholesky,
+    det,
+    eig,
+    eigh,
+    eigvalsh,
+    inv,
+    matrix_power,
+    pinv,
+    qr,
+    slogdet,
+    solve,
+    svd,
+)
+from .norm import norm  # noqa: E402
+
+__all__ = ["matmul", "dot", "cholesky", "det", "eig", "eigh", "eigvalsh", "inv",
+           "matrix_power", "norm", "pinv", "qr", "slogdet", "solve", "svd"]  # fmt: skip

@@ -44,17 +44,19 @@ def mean(x, axis=None, keepdims: bool = False) -> Tensor:
     return sum(x, axes, keepdims) / _count(x, axes)
 
 
-def var(x, axis=None, keepdims: bool = False) -> Tensor:
-    """Population variance over ``axis``."""
+def var(x, axis=None, keepdims: bool = False, ddof: int = 0) -> Tensor:
+    """Variance over ``axis``: ``sum((x - mean)^2) / (n - ddof)`` (population for ddof=0)."""
     x = as_tensor(x, "var")
-    d = x - mean(x, axis, keepdims=True)
-    return mean(d * d, axis, keepdims)
+    axes = norm_axis(axis, x.ndim, "var")
+    d = x - mean(x, axes, keepdims=True)
+    return sum(d * d, axes, keepdims) / (_count(x, axes) - ddof)
 
 
-def std(x, axis=None, keepdims: bool = False) -> Tensor:
+def std(x, axis=None, keepdims: bool = False, ddof: int = 0) -> Tensor:
+    """Standard deviation: ``sqrt(var(x, axis, keepdims, ddof))``."""
     from .elementwise import sqrt
 
-    return sqrt(var(x, axis, keepdims))
+    return sqrt(var(x, axis, keepdims, ddof))
 
 
 def logsumexp(x, axis=None, keepdims: bool = False) -> Tensor:

@@ -184,11 +184,15 @@ def pad(x, paddings, constant_values=0) -> Tensor:
 
 
 def tile(x, reps) -> Tensor:
-    """Repeat the tensor ``reps[i]`` times along axis ``i``."""
+    """Repeat the tensor ``reps[i]`` times along axis ``i``, as ``numpy.tile``: short
+    ``reps`` are padded with leading 1s, a short tensor gets leading axes of size 1."""
     x = as_tensor(x, "tile")
     reps = (reps,) if isinstance(reps, (int, np.integer)) else tuple(int(r) for r in reps)
-    if len(reps) != x.ndim:
-        raise ValueError(f"tile: expected {x.ndim} repetitions, got {reps}")
+    if builtins.min(reps, default=0) < 0:
+        raise ValueError(f"tile: repetitions must be non-negative, got {reps}")
+    if len(reps) > x.ndim:
+        x = reshape(x, (1,) * (len(reps) - x.ndim) + x.shape)
+    reps = (1,) * (x.ndim - len(reps)) + reps
     return run_kernel(K.TILE, {"x": x}, {"reps": reps, "input_shape": x.shape})
 
 

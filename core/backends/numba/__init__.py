@@ -44,6 +44,10 @@ _SHAPE_REASON = "moves or views memory: numpy's kernel is already a single copy 
 DELEGATED_FAMILIES = {
     "linalg": "matmul is BLAS in numpy already (numba's np.dot calls the same BLAS)",
     "shape": _SHAPE_REASON,
+    "decomp": "LAPACK through numpy.linalg already (numba's np.linalg calls the same LAPACK)",
+    "contract": "numpy.einsum with optimize dispatches to BLAS already",
+    "elementwise_math": "one numpy ufunc pass per kernel; no compiled kernel measured to pay",
+    "scan": "numpy's cumsum/cumprod are one pass; no compiled kernel measured to pay",
 }
 
 _DELEGATIONS: dict[str, str] = {}

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from ...registry import Backend, register_backend, register_kernel
-from . import elementwise, linalg, nn, reduce, shape
+from . import contract, decomp, elementwise, elementwise_math, linalg, nn, reduce, scan, shape
 
 NAME = "numpy"
-FAMILIES = (elementwise, reduce, linalg, shape, nn)
+FAMILIES = (elementwise, elementwise_math, reduce, scan, linalg, contract, decomp, shape, nn)
 
 
 def register() -> None:

@@ -1,0 +1,192 @@
+"""The ``__array_function__`` table: numpy function -> tapeviz op, through small adapters
+that take numpy's signature (``np.sum(a, axis, dtype, out, keepdims, ...)``) and reject the
+arguments tensors cannot honour (``out=``, ``where=``) with an error naming the function."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import ops as o
+from .ops import linalg as la
+from .ops._util import as_tensor
+from .ops.order import _split_equal
+from .tensor import Tensor
+
+_NO = np._NoValue
+
+
+def _check(name, **extra):
+    for k, v in extra.items():
+        if v is not None and v is not _NO and not (k == "where" and v is True):
+            raise TypeError(f"numpy.{name} on tapeviz tensors: argument {k}={v!r} is not "
+                            "supported (tensors are immutable: no out=, where=, initial=)")  # fmt: skip
+
+
+def _keep(k):
+    return False if k is _NO else bool(k)
+
+
+def _cast(t, dtype):
+    return t if dtype is None else o.cast(t, dtype)
+
+
+def _reduction(op, name, has_dtype=True):
+    def fn(a, axis=None, dtype=None, out=None, keepdims=_NO, initial=_NO, where=_NO):
+        _check(name, out=out, initial=initial, where=where)
+        return _cast(op(a, axis, _keep(keepdims)), dtype)
+
+    def fn_nodtype(a, axis=None, out=None, keepdims=_NO, initial=_NO, where=_NO):
+        return fn(a, axis, None, out, keepdims, initial, where)
+
+    return fn if has_dtype else fn_nodtype
+
+
+def _moment(op, name):
+    def fn(a, axis=None, dtype=None, out=None, ddof=0, keepdims=_NO, *, where=_NO, mean=_NO,
+           correction=_NO):  # fmt: skip
+        _check(name, out=out, where=where, mean=mean)
+        ddof = ddof if correction is _NO else correction
+        return _cast(op(a, axis, _keep(keepdims), ddof), dtype)
+
+    return fn
+
+
+def _mean(a, axis=None, dtype=None, out=None, keepdims=_NO, *, where=_NO):
+    _check("mean", out=out, where=where)
+    return _cast(o.mean(a, axis, _keep(keepdims)), dtype)
+
+
+def _join(op, name):
+    def fn(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
+        _check(name, out=out)
+        if axis is None:
+            arrays, axis = [o.ravel(a) for a in arrays], 0
+        return _cast(op(list(arrays), axis), dtype)
+
+    return fn
+
+
+def _stack_along(axis, least, name):
+    def fn(tup, *, dtype=None, casting="same_kind"):
+        ts = [least(t) for t in tup]
+        ax = 0 if name == "hstack" and ts[0].ndim == 1 else axis
+        return _cast(o.concat(ts, ax), dtype)
+
+    return fn
+
+
+def _reshape(a, /, shape=None, order="C", *, newshape=None, copy=None):
+    if order != "C":
+        raise TypeError(f"numpy.reshape on tapeviz tensors: only order='C', got {order!r}")
+    return o.reshape(a, shape if shape is not None else newshape)
+
+
+def _clip(a, a_min=_NO, a_max=_NO, out=None, *, min=_NO, max=_NO, **kw):  # noqa: A002
+    _check("clip", out=out)
+    lo, hi = (min if a_min is _NO else a_min), (max if a_max is _NO else a_max)
+    lo = -np.inf if lo is _NO or lo is None else lo
+    return o.clip(a, lo, np.inf if hi is _NO or hi is None else hi)
+
+
+def _pad(array, pad_width, mode="constant", **kwargs):
+    if mode != "constant":
+        raise TypeError(f"numpy.pad on tapeviz tensors: only mode='constant', got {mode!r}")
+    a = as_tensor(array, "numpy.pad")
+    widths = np.broadcast_to(np.asarray(pad_width, dtype=np.int64), (a.ndim, 2))
+    return o.pad(a, widths.tolist(), kwargs.get("constant_values", 0))
+
+
+def _where(condition, x=_NO, y=_NO, /):
+    if x is _NO and y is _NO:  # the indices of nonzero entries: no gradient
+        return np.where(condition.data if isinstance(condition, Tensor) else condition)
+    condition = as_tensor(condition, "numpy.where")
+    return o.where(condition if condition.dtype == bool else o.cast(condition, bool), x, y)
+
+
+def _split(ary, indices_or_sections, axis=0):
+    return _split_equal(ary, indices_or_sections, axis, "split")
+
+
+def _expand_dims(a, axis):
+    out = as_tensor(a, "numpy.expand_dims")
+    axes = (axis,) if isinstance(axis, (int, np.integer)) else tuple(axis)
+    for ax in sorted(ax % (out.ndim + len(axes)) for ax in axes):
+        out = o.expand_dims(out, ax)
+    return out
+
+
+def _round(a, decimals=0, out=None):
+    _check("round", out=out)
+    return o.round(a, decimals)
+
+
+def _no_out(op, name):
+    def fn(*args, out=None, **kwargs):
+        _check(name, out=out)
+        return op(*args, **kwargs)
+
+    return fn
+
+
+def _pinv(a, rcond=None, hermitian=False, *, rtol=_NO):
+    return la.pinv(a, rcond if rtol is _NO else rtol)
+
+
+FUNCTIONS = {
+    np.sum: _reduction(o.sum, "sum"),
+    np.prod: _reduction(o.prod, "prod"),
+    np.max: _reduction(o.max, "max", False),
+    np.min: _reduction(o.min, "min", False),
+    np.amax: _reduction(o.max, "amax", False),
+    np.amin: _reduction(o.min, "amin", False),
+    np.mean: _mean,
+    np.var: _moment(o.var, "var"),
+    np.std: _moment(o.std, "std"),
+    np.cumsum: _no_out(o.cumsum, "cumsum"),
+    np.cumprod: _no_out(o.cumprod, "cumprod"),
+    np.concatenate: _join(o.concat, "concatenate"),
+    np.stack: _join(o.stack, "stack"),
+    np.vstack: _stack_along(0, o.atleast_2d, "vstack"),
+    np.hstack: _stack_along(1, o.atleast_1d, "hstack"),
+    np.dstack: _stack_along(2, o.atleast_3d, "dstack"),
+    np.reshape: _reshape,
+    np.transpose: lambda a, axes=None: o.transpose(a, axes),
+    np.ravel: o.ravel,
+    np.squeeze: lambda a, axis=None: o.squeeze(a, axis),
+    np.expand_dims: _expand_dims,
+    np.broadcast_to: lambda array, shape, subok=False: o.broadcast_to(array, shape),
+    np.tile: o.tile,
+    np.pad: _pad,
+    np.clip: _clip,
+    np.where: _where,
+    np.copy: lambda a, order="K", subok=False: a,
+    np.round: _round,
+    np.around: _round,
+    np.sinc: o.sinc,
+    np.nan_to_num: o.nan_to_num,
+    np.dot: _no_out(o.dot, "dot"),
+    np.einsum: _no_out(o.einsum, "einsum"),
+    np.trace: _no_out(o.trace, "trace"),
+    np.split: _split,
+    np.linalg.norm: la.norm,
+    np.linalg.pinv: _pinv,
+}  # fmt: skip
+for _name in (
+    "tensordot inner outer kron cross diag diagonal tril triu repeat roll flip fliplr flipud "
+    "rot90 swapaxes moveaxis atleast_1d atleast_2d atleast_3d array_split hsplit vsplit dsplit "
+    "sort partition diff"
+).split():
+    FUNCTIONS[getattr(np, _name)] = getattr(o, _name)
+for _name in "inv det slogdet solve cholesky eigh eigvalsh eig svd qr matrix_power".split():
+    FUNCTIONS[getattr(np.linalg, _name)] = getattr(la, _name)
+
+# results without a gradient: numpy runs on the values (also inside a tape)
+CONSTANT_FUNCTIONS = {
+    getattr(np, n)
+    for n in (
+        "shape ndim size argmax argmin argsort argpartition argwhere nonzero flatnonzero "
+        "count_nonzero searchsorted allclose isclose array_equal array_equiv any all "
+        "zeros_like ones_like empty_like full_like result_type iscomplexobj isrealobj"
+    ).split()
+    if hasattr(np, n)
+}

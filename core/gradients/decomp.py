@@ -1,0 +1,194 @@
+"""Gradients of dense linear algebra, written with ops (so they differentiate again), on
+stacks of matrices. The formulas are autograd's (``autograd/numpy/linalg.py``) unless noted.
+
+inv: da = -y^T dy y^T.  det: da = dy y inv(a)^T.  slogdet: da = dlogabs inv(a)^T.
+solve (x = a^-1 b): db = solve(a^T, dy), da = -db x^T.
+cholesky (Murray 2016): S = L^-T Phi(L^T dy) L^-1, da = (S + S^T) / 2.
+eigh: da = V (diag(dw) + F o (V^T dV)) V^T, F_ij = 1 / (w_j - w_i), read through the lower
+triangle (UPLO="L") as numpy reads it.  svd (Townsend 2016, thin).  qr (m >= n): see _qr.
+pinv (Golub and Pereyra): constant rank assumed.
+
+Degenerate points raise ``ValueError`` naming the function: a singular matrix (inv, det,
+slogdet, solve), repeated eigenvalues or singular values when eigenvector or singular-vector
+gradients flow (the derivative does not exist there).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import kernel_names as K
+from .. import ops as o
+from ..tensor import Tensor
+
+
+def _T(t):
+    return o.swapaxes(t, -1, -2)
+
+
+def _eye(n, like):
+    return Tensor(np.eye(n, dtype=like.dtype))
+
+
+def _add2d(t):
+    return o.reshape(t, t.shape + (1, 1))
+
+
+def _inv_of(a, op):
+    if np.any(np.linalg.cond(a.data) > 1 / np.finfo(a.dtype).eps):
+        raise ValueError(f"{op}: the gradient at a singular matrix is not defined here (it "
+                         "needs inv(a)); the matrix has condition number > 1/eps")  # fmt: skip
+    return o.linalg.inv(a)
+
+
+def _inv(dy, saved, attrs):
+    (y,) = saved
+    return {"x": lambda: o.neg(o.matmul(o.matmul(_T(y), dy), _T(y)))}
+
+
+def _det(dy, saved, attrs):
+    x, y = saved
+    return {"x": lambda: _add2d(dy * y) * _T(_inv_of(x, "det"))}
+
+
+def _slogdet(dy, saved, attrs):
+    (x,) = saved
+    return {"x": lambda: _add2d(dy[1]) * _T(_inv_of(x, "slogdet"))}
+
+
+def _solve(dy, saved, attrs):
+    a, b, x = saved
+    vec = b.ndim == 1
+    up = (lambda t: o.reshape(t, t.shape + (1,))) if vec else (lambda t: t)
+    db = [None]
+
+    def grad_b():
+        if db[0] is None:
+            db[0] = o.linalg.solve(_T(a), dy)
+        return db[0]
+
+    return {"a": lambda: o.neg(o.matmul(up(grad_b()), _T(up(x)))), "b": grad_b}
+
+
+def _cholesky(dy, saved, attrs):
+    (L,) = saved
+
+    def dx():
+        n = L.shape[-1]
+        phi = o.tril(o.matmul(_T(L), dy)) / (_eye(n, L) + 1)
+        s = o.linalg.solve(_T(L), _T(o.linalg.solve(_T(L), _T(phi))))
+        return (s + _T(s)) / 2
+
+    return {"x": dx}
+
+
+def _gaps(w, op, what):
+    d = w.data[..., None, :] - w.data[..., :, None]
+    off = ~np.eye(w.shape[-1], dtype=bool)
+    scale = np.finfo(w.dtype).eps * max(1.0, float(np.max(np.abs(w.data), initial=0.0)))
+    if np.any(np.abs(d[..., off]) <= scale):
+        raise ValueError(f"{op}: repeated {what}; the gradient of the vectors does not exist "
+                         f"there (the values alone are differentiable)")  # fmt: skip
+
+
+def _inv_gaps(w, square):
+    """F_ij = 1 / (f(w_j) - f(w_i)) off the diagonal, 0 on it (ops: differentiable in w)."""
+    f = w * w if square else w
+    n = w.shape[-1]
+    eye = Tensor(np.eye(n, dtype=bool))
+    diff = o.expand_dims(f, -2) - o.expand_dims(f, -1)
+    return o.where(eye, o.zeros_like(diff), 1 / o.where(eye, o.ones_like(diff), diff))
+
+
+def _eigh(dy, saved, attrs):
+    w, v = saved
+    dw, dv = dy
+
+    def dx():
+        n = w.shape[-1]
+        t = o.matmul(v * o.expand_dims(dw, -2), _T(v))
+        if np.any(dv.data):
+            _gaps(w, "eigh", "eigenvalues")
+            t = t + o.matmul(o.matmul(v, _inv_gaps(w, False) * o.matmul(_T(v), dv)), _T(v))
+        k = -1 if attrs["UPLO"] == "L" else 1
+        tri = np.tril(np.ones((n, n)), -1) if k == -1 else np.triu(np.ones((n, n)), 1)
+        return t * _eye(n, t) + (t + _T(t)) * Tensor(tri.astype(t.dtype))
+
+    return {"x": dx}
+
+
+def _svd(dy, saved, attrs):
+    x, u, s, vh = saved
+    if attrs["full_matrices"] and x.shape[-1] != x.shape[-2]:
+        raise ValueError("svd: the gradient needs full_matrices=False for a non-square matrix")
+    return {"x": lambda: _svd_thin(dy, x, u, s, vh)}
+
+
+def _svd_thin(dy, x, u, s, vh):
+    gu, gs, gvh = dy
+    m, n = x.shape[-2:]
+    k = min(m, n)
+    flows = np.any(gu.data) or np.any(gvh.data)
+    if flows:
+        _gaps(s, "svd", "singular values")
+        if m != n and np.any(s.data == 0):
+            raise ValueError("svd: a zero singular value of a non-square matrix; the gradient "
+                             "of the singular vectors does not exist there")  # fmt: skip
+    v, gv = _T(vh), _T(gvh)
+    t = _eye(k, x) * o.expand_dims(gs, -1)
+    if flows:
+        f = _inv_gaps(s, True)
+        utgu, vtgv = o.matmul(_T(u), gu), o.matmul(_T(v), gv)
+        t = t + (f * (utgu - _T(utgu))) * o.expand_dims(s, -2)
+        t = t + o.expand_dims(s, -1) * (f * (vtgv - _T(vtgv)))
+    t = o.matmul(o.matmul(u, t), vh)
+    if flows and m < n:
+        t = t + o.matmul(o.matmul(u / o.expand_dims(s, -2), _T(gv)), _eye(n, x) - o.matmul(v, vh))
+    elif flows and m > n:
+        rest = o.matmul(o.matmul(v / o.expand_dims(s, -2), _T(gu)), _eye(m, x) - o.matmul(u, _T(u)))
+        t = t + _T(rest)
+    return t
+
+
+# qr (m >= n; Walter and Lehmann 2018): M = R dR^T - dQ^T Q, b = dQ + Q copyltu(M),
+# da = b R^-T, copyltu(M) = tril(M, -1) + tril(M, -1)^T + diag(M)
+def _qr(dy, saved, attrs):
+    x, q, r = saved
+    dq, dr = dy
+
+    def dx():
+        if x.shape[-2] < x.shape[-1]:
+            raise ValueError("qr: the gradient is implemented for m >= n (tall or square)")
+        mm = o.matmul(r, _T(dr)) - o.matmul(_T(dq), q)
+        low = o.tril(mm, -1)
+        sym = low + _T(low) + mm * _eye(mm.shape[-1], mm)
+        b = dq + o.matmul(q, sym)
+        return _T(o.linalg.solve(r, _T(b)))
+
+    return {"x": dx}
+
+
+def _pinv(dy, saved, attrs):
+    a, p = saved
+
+    def dx():
+        m, n = a.shape[-2:]
+        t1 = o.neg(o.matmul(o.matmul(p, _T(dy)), p))
+        t2 = o.matmul(o.matmul(o.matmul(p, _T(p)), dy), _eye(m, a) - o.matmul(a, p))
+        t3 = o.matmul(o.matmul(o.matmul(_eye(n, a) - o.matmul(p, a), dy), _T(p)), p)
+        return _T(t1 + t2 + t3)
+
+    return {"x": dx}
+
+
+GRADIENTS = [
+    (K.MATRIX_INVERSE, _inv, (), (0,)),
+    (K.MATRIX_DETERMINANT, _det, ("x",), (0,)),
+    (K.LOG_MATRIX_DETERMINANT, _slogdet, ("x",), ()),
+    (K.MATRIX_SOLVE, _solve, ("a", "b"), (0,)),
+    (K.CHOLESKY, _cholesky, (), (0,)),
+    (K.SELF_ADJOINT_EIG, _eigh, (), (0, 1)),
+    (K.SVD, _svd, ("x",), (0, 1, 2)),
+    (K.QR, _qr, ("x",), (0, 1)),
+    (K.PINV, _pinv, ("x",), (0,)),
+]

@@ -1,0 +1,141 @@
+"""Dense linear algebra with ``numpy.linalg``'s names and semantics (``tv.linalg.inv``, ...),
+on stacks of matrices ``(..., M, N)``. Real dtypes only (complex is out of scope).
+
+Degenerate points (see ``core/gradients/decomp.py``): the forward pass behaves as numpy
+(``inv`` of a singular matrix raises); a gradient that does not exist there raises a
+``ValueError`` naming the function, never returns inf or nan silently.
+
+Example:
+    >>> import numpy as np, core
+    >>> a = core.tensor(np.array([[2.0, 1.0], [1.0, 3.0]]))
+    >>> core.grad(lambda a: core.linalg.slogdet(a)[1])(a).numpy().round(2)
+    array([[ 0.6, -0.2],
+           [-0.2,  0.4]])
+"""
+
+from __future__ import annotations
+
+from collections import namedtuple
+
+import numpy as np
+
+from .. import kernel_names as K
+from ..engine import run_kernel
+from ..tensor import Tensor
+from ._util import as_tensor
+
+EighResult = namedtuple("EighResult", "eigenvalues eigenvectors")
+SlogdetResult = namedtuple("SlogdetResult", "sign logabsdet")
+SVDResult = namedtuple("SVDResult", "U S Vh")
+QRResult = namedtuple("QRResult", "Q R")
+
+
+def _matrix(a, op, square=False) -> Tensor:
+    a = as_tensor(a, op)
+    if a.ndim < 2 or (square and a.shape[-1] != a.shape[-2]):
+        kind = "square matrices" if square else "matrices"
+        raise ValueError(f"{op}: expected a stack of {kind} (..., M, M), got shape {a.shape}")
+    if a.dtype.kind != "f":
+        from .elementwise import cast
+
+        a = cast(a, np.float64)
+    return a
+
+
+def inv(a) -> Tensor:
+    """Matrix inverse (raises for a singular matrix, as numpy)."""
+    return run_kernel(K.MATRIX_INVERSE, {"x": _matrix(a, "inv", True)})
+
+
+def det(a) -> Tensor:
+    """Determinant; its gradient ``det(a) inv(a)^T`` raises at a singular matrix."""
+    return run_kernel(K.MATRIX_DETERMINANT, {"x": _matrix(a, "det", True)})
+
+
+def slogdet(a) -> SlogdetResult:
+    """``(sign, log|det|)``; ``sign`` is constant, ``logabsdet`` has gradient ``inv(a)^T``."""
+    return SlogdetResult(*run_kernel(K.LOG_MATRIX_DETERMINANT, {"x": _matrix(a, "slogdet", True)}))
+
+
+def solve(a, b) -> Tensor:
+    """``x`` with ``a @ x = b``; ``b`` is a vector when 1-D, else (..., M, K) (numpy 2)."""
+    a = _matrix(a, "solve", True)
+    b = as_tensor(b, "solve")
+    if b.dtype != a.dtype:
+        from .elementwise import cast
+
+        b = cast(b, np.result_type(a.dtype, b.dtype))
+        a = a if a.dtype == b.dtype else cast(a, b.dtype)
+    rows = b.shape[0] if b.ndim == 1 else (b.shape[-2] if b.ndim >= 2 else None)
+    if rows != a.shape[-1]:
+        raise ValueError(f"solve: a has shape {a.shape}, b has shape {b.shape} (rows differ)")
+    return run_kernel(K.MATRIX_SOLVE, {"a": a, "b": b})
+
+
+def cholesky(a, upper=False) -> Tensor:
+    """Lower Cholesky factor ``L`` (``a = L L^T``; numpy reads the lower triangle). The
+    gradient is symmetric (autograd's convention). ``upper=True`` returns ``L^T``."""
+    L = run_kernel(K.CHOLESKY, {"x": _matrix(a, "cholesky", True)})
+    if upper:
+        from .order import swapaxes
+
+        return swapaxes(L, -1, -2)
+    return L
+
+
+def eigh(a, UPLO="L") -> EighResult:
+    """Eigenvalues (ascending) and eigenvectors of a symmetric matrix (reads triangle
+    ``UPLO``). Eigenvector gradients raise at repeated eigenvalues."""
+    if UPLO not in ("L", "U"):
+        raise ValueError(f"eigh: UPLO must be 'L' or 'U', got {UPLO!r}")
+    w, v = run_kernel(K.SELF_ADJOINT_EIG, {"x": _matrix(a, "eigh", True)}, {"UPLO": UPLO})
+    return EighResult(w, v)
+
+
+def eigvalsh(a, UPLO="L") -> Tensor:
+    return eigh(a, UPLO)[0]
+
+
+def eig(a) -> EighResult:
+    """Eigen-decomposition of a real symmetric matrix (eigenvalues ascending); a matrix that
+    is not symmetric raises (its eigenvalues may be complex, which is out of scope)."""
+    a = _matrix(a, "eig", True)
+    d = a.data
+    if not np.allclose(d, np.swapaxes(d, -1, -2), rtol=1e-10, atol=0):
+        raise ValueError("eig: only real symmetric matrices are supported (complex eigenvalues "
+                         "are out of scope); symmetrize it or use eigh")  # fmt: skip
+    return eigh(a)
+
+
+def svd(a, full_matrices=True, compute_uv=True, hermitian=False):
+    """``U, S, Vh`` with ``a = U diag(S) Vh``, or ``S`` alone. Gradients need
+    ``full_matrices=False`` for non-square ``a``; vector gradients raise at repeated
+    singular values."""
+    a = _matrix(a, "svd")
+    if not compute_uv:
+        return run_kernel(K.SVD, {"x": a}, {"full_matrices": False})[1]
+    return SVDResult(*run_kernel(K.SVD, {"x": a}, {"full_matrices": bool(full_matrices)}))
+
+
+def qr(a, mode="reduced") -> QRResult:
+    """Reduced QR (``mode='reduced'`` only); the gradient needs M >= N."""
+    if mode != "reduced":
+        raise ValueError(f"qr: only mode='reduced' is supported, got {mode!r}")
+    return QRResult(*run_kernel(K.QR, {"x": _matrix(a, "qr")}))
+
+
+def pinv(a, rcond=None, hermitian=False) -> Tensor:
+    """Moore-Penrose pseudo-inverse; the gradient assumes the rank is locally constant."""
+    return run_kernel(K.PINV, {"x": _matrix(a, "pinv")}, {"rcond": rcond})
+
+
+def matrix_power(a, n: int) -> Tensor:
+    from .linalg import matmul
+
+    a = _matrix(a, "matrix_power", True)
+    if n < 0:
+        a, n = inv(a), -n
+    out = Tensor(np.broadcast_to(np.eye(a.shape[-1], dtype=a.dtype), a.shape).copy())
+    for _ in range(int(n)):
+        out = matmul(out, a)
+    return out

@@ -1,0 +1,135 @@
+"""More elementwise math with numpy's names: hyperbolic and inverse trig functions, exp/log
+variants, rounding, ``mod``, ``fmax``/``fmin``, ``nan_to_num``, angle conversions.
+
+Primitives (one kernel each) where a composite would lose precision (``expm1``, ``log2``,
+``sinh`` for large x, ...); composites where it would not (``exp2 = pow(2, x)``, ``fabs``,
+``deg2rad``, ``fmax``, ``nan_to_num``).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .. import kernel_names as K
+from ..engine import run_kernel
+from ..tensor import Tensor
+from ._util import as_tensor, binary_args, require_float
+from .elementwise import _unary, abs, cast, maximum, minimum, not_equal, pow, where
+
+sinh = _unary(K.SINH, "sinh")
+cosh = _unary(K.COSH, "cosh")
+arcsin = _unary(K.ASIN, "arcsin")
+arccos = _unary(K.ACOS, "arccos")
+arctan = _unary(K.ATAN, "arctan")
+arcsinh = _unary(K.ASINH, "arcsinh")
+arccosh = _unary(K.ACOSH, "arccosh")
+arctanh = _unary(K.ATANH, "arctanh")
+expm1 = _unary(K.EXPM1, "expm1")
+log2 = _unary(K.LOG2, "log2")
+log10 = _unary(K.LOG10, "log10")
+sinc = _unary(K.SINC, "sinc")
+sinc.__doc__ = "``sin(pi x) / (pi x)``, 1 at 0 (kernel ``Sinc``); its gradient at 0 is 0."
+floor = _unary(K.FLOOR, "floor")
+ceil = _unary(K.CEIL, "ceil")
+floor.__doc__ = "Elementwise floor (kernel ``Floor``); gradient 0 everywhere (as autograd)."
+ceil.__doc__ = "Elementwise ceil (kernel ``Ceil``); gradient 0 everywhere (as autograd)."
+
+
+def round(x, decimals: int = 0) -> Tensor:  # noqa: A001 - numpy's name
+    """Round half to even to ``decimals`` places, as ``numpy.round``; gradient 0."""
+    x = as_tensor(x, "round")
+    require_float(x, "round")
+    return run_kernel(K.ROUND, {"x": x}, {"decimals": int(decimals)})
+
+
+def _float_binary(kernel: str, op: str, doc: str):
+    def fn(a, b) -> Tensor:
+        a, b = binary_args(a, b, op)
+        if a.dtype.kind != "f":
+            a, b = cast(a, np.float32), cast(b, np.float32)
+        return run_kernel(kernel, {"a": a, "b": b})
+
+    fn.__name__ = fn.__qualname__ = op
+    fn.__doc__ = doc
+    return fn
+
+
+arctan2 = _float_binary(
+    K.ATAN2, "arctan2", "Angle of the point ``(x2, x1)`` as ``numpy.arctan2(x1, x2)``."
+)
+logaddexp = _float_binary(K.LOG_ADD_EXP, "logaddexp", "``log(exp(a) + exp(b))``, stable.")
+logaddexp2 = _float_binary(K.LOG_ADD_EXP2, "logaddexp2", "``log2(2**a + 2**b)``, stable.")
+hypot = _float_binary(
+    K.HYPOT, "hypot", "``sqrt(a**2 + b**2)`` without overflow; gradient nan at (0, 0)."
+)
+
+
+def mod(a, b) -> Tensor:
+    """Remainder with the sign of ``b``, as ``numpy.mod`` (Python's ``%``).
+
+    Gradients: ``da = dy``, ``db = -dy * floor(a / b)``; the jumps get the one-sided value.
+    """
+    a, b = binary_args(a, b, "mod")
+    return run_kernel(K.MOD, {"a": a, "b": b})
+
+
+remainder = mod
+
+
+def exp2(x) -> Tensor:
+    """``2 ** x`` (a composite: ``pow(2, x)``, exact at integers as numpy)."""
+    x = as_tensor(x, "exp2")
+    require_float(x, "exp2")
+    return pow(Tensor(np.asarray(2.0, x.dtype)), x)
+
+
+def fabs(x) -> Tensor:
+    """Absolute value of a float tensor; gradient ``sign(x)``, 0 at 0."""
+    x = as_tensor(x, "fabs")
+    return abs(x if x.dtype.kind == "f" else cast(x, np.float64))
+
+
+def fmax(a, b) -> Tensor:
+    """Elementwise maximum ignoring NaN (``numpy.fmax``). At ties ``a`` gets the gradient."""
+    a, b = binary_args(a, b, "fmax")
+    return where(not_equal(b, b), a, where(not_equal(a, a), b, maximum(a, b)))
+
+
+def fmin(a, b) -> Tensor:
+    """Elementwise minimum ignoring NaN (``numpy.fmin``). At ties ``a`` gets the gradient."""
+    a, b = binary_args(a, b, "fmin")
+    return where(not_equal(b, b), a, where(not_equal(a, a), b, minimum(a, b)))
+
+
+def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None) -> Tensor:
+    """NaN -> ``nan``, +inf -> ``posinf`` (largest finite), -inf -> ``neginf``, as numpy.
+
+    The gradient passes where ``x`` is finite and is 0 at the replaced elements.
+    """
+    x = as_tensor(x, "nan_to_num")
+    if x.dtype.kind != "f":
+        return x
+    big = np.finfo(x.dtype).max
+    posinf = big if posinf is None else posinf
+    neginf = -big if neginf is None else neginf
+    const = lambda v: Tensor(np.full(x.shape, v, x.dtype))  # noqa: E731
+    out = where(not_equal(x, x), const(nan), x)
+    out = where(x == math.inf, const(posinf), out)
+    return where(x == -math.inf, const(neginf), out)
+
+
+def deg2rad(x) -> Tensor:
+    """Degrees to radians: ``x * pi / 180``."""
+    x = as_tensor(x, "deg2rad")
+    return (x if x.dtype.kind == "f" else cast(x, np.float64)) * (math.pi / 180.0)
+
+
+def rad2deg(x) -> Tensor:
+    """Radians to degrees: ``x * 180 / pi``."""
+    x = as_tensor(x, "rad2deg")
+    return (x if x.dtype.kind == "f" else cast(x, np.float64)) * (180.0 / math.pi)
+
+
+radians, degrees = deg2rad, rad2deg

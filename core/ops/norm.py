@@ -1,0 +1,88 @@
+"""``norm`` with ``numpy.linalg.norm``'s signature: vector norms (``ord`` None, 2, 1, inf,
+-inf, 0, any p) and matrix norms (None/'fro', 'nuc', 1, -1, 2, -2, inf, -inf), composites
+of ops (``nuc``, 2 and -2 through ``svd``).
+
+Non-differentiable points: the 2-norm at 0 gives nan (0/0, as autograd); max/min norms at
+ties share the gradient evenly (``max``'s convention); ``ord=0`` counts, gradient 0.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..tensor import Tensor
+from ._util import as_tensor, norm_axis
+from .elementwise import abs, cast, not_equal, pow, sqrt
+from .reduce import max, min, sum
+
+
+def _vector(x, p, ax, keepdims):
+    if p is None or p == 2:
+        return sqrt(sum(x * x, ax, keepdims))
+    if p == math.inf:
+        return max(abs(x), ax, keepdims)
+    if p == -math.inf:
+        return min(abs(x), ax, keepdims)
+    if p == 0:
+        return sum(cast(not_equal(x, 0), x.dtype), ax, keepdims)
+    if p == 1:
+        return sum(abs(x), ax, keepdims)
+    if isinstance(p, str):
+        raise ValueError(f"norm: invalid norm order {p!r} for vectors")
+    return pow(sum(pow(abs(x), float(p)), ax, keepdims), 1.0 / p)
+
+
+def _matrix(x, p, ax, keepdims):
+    from .decomp import svd
+    from .order import moveaxis
+    from .shape import reshape
+
+    r, c = ax
+    if p is None or p == "fro":
+        out = sqrt(sum(x * x, ax, keepdims=True))
+    elif p in ("nuc", 2, -2):
+        s = svd(moveaxis(x, (r, c), (-2, -1)), compute_uv=False)
+        red = {"nuc": sum, 2: max, -2: min}[p](s, -1)
+        out = reshape(red, tuple(1 if i in ax else n for i, n in enumerate(x.shape)))
+    elif p in (1, -1, math.inf, -math.inf):
+        inner, outer = (r, c) if p in (1, -1) else (c, r)
+        red = max if p > 0 else min
+        out = red(sum(abs(x), inner, keepdims=True), outer, keepdims=True)
+    else:
+        raise ValueError(f"norm: invalid norm order {p!r} for matrices")
+    if keepdims:
+        return out
+    return reshape(out, tuple(n for i, n in enumerate(x.shape) if i not in ax))
+
+
+def norm(x, ord=None, axis=None, keepdims=False) -> Tensor:  # noqa: A002 - numpy's name
+    """Vector or matrix norm as ``numpy.linalg.norm``.
+
+    Example:
+        >>> import core
+        >>> float(core.linalg.norm(core.tensor([3.0, 4.0])))
+        5.0
+    """
+    x = as_tensor(x, "norm")
+    if x.dtype.kind != "f":
+        x = cast(x, np.float64)
+    if axis is None:
+        if ord is None:
+            out = sqrt(sum(x * x))
+            if keepdims:
+                from .shape import reshape
+
+                out = reshape(out, (1,) * x.ndim)
+            return out
+        if x.ndim not in (1, 2):
+            raise ValueError(f"norm: ord={ord!r} needs a 1-D or 2-D input or an axis")
+        axis = tuple(range(x.ndim))
+    axes = norm_axis(axis, x.ndim, "norm")
+    given = (axis,) if isinstance(axis, (int, np.integer)) else tuple(axis)
+    if len(axes) == 1:
+        return _vector(x, ord, axes, keepdims)
+    if len(axes) == 2:
+        return _matrix(x, ord, tuple(a % x.ndim for a in given), keepdims)
+    raise ValueError(f"norm: axis must be an int or a pair, got {axis!r}")
