@@ -40,6 +40,8 @@ ceil.__doc__ = "Elementwise ceil (kernel ``Ceil``); gradient 0 everywhere (as au
 def round(x, decimals: int = 0) -> Tensor:  # noqa: A001 - numpy's name
     """Round half to even to ``decimals`` places, as ``numpy.round``; gradient 0."""
     x = as_tensor(x, "round")
+    if x.dtype.kind in "iub" and decimals >= 0:
+        return x  # integers are already round (numpy returns them unchanged)
     require_float(x, "round")
     return run_kernel(K.ROUND, {"x": x}, {"decimals": int(decimals)})
 

@@ -28,6 +28,7 @@ def ravel(a, order="C") -> Tensor:
 
 
 def swapaxes(a, axis1, axis2) -> Tensor:
+    """Interchange two axes, as ``numpy.swapaxes`` (one Transpose)."""
     a = as_tensor(a, "swapaxes")
     perm = list(range(a.ndim))
     i, j = _axis(axis1, a.ndim, "swapaxes"), _axis(axis2, a.ndim, "swapaxes")
@@ -36,6 +37,7 @@ def swapaxes(a, axis1, axis2) -> Tensor:
 
 
 def moveaxis(a, source, destination) -> Tensor:
+    """Move axes to new positions, the others keep their order (``numpy.moveaxis``)."""
     a = as_tensor(a, "moveaxis")
     src = [source] if isinstance(source, (int, np.integer)) else list(source)
     dst = [destination] if isinstance(destination, (int, np.integer)) else list(destination)
@@ -50,6 +52,7 @@ def moveaxis(a, source, destination) -> Tensor:
 
 
 def flip(m, axis=None) -> Tensor:
+    """Reverse the order of elements along ``axis`` (all axes when None)."""
     m = as_tensor(m, "flip")
     axes = norm_axis(axis, m.ndim, "flip")
     axes = range(m.ndim) if axes is None else axes
@@ -58,10 +61,12 @@ def flip(m, axis=None) -> Tensor:
 
 
 def fliplr(m) -> Tensor:
+    """Reverse axis 1 (left/right)."""
     return flip(m, 1)
 
 
 def flipud(m) -> Tensor:
+    """Reverse axis 0 (up/down)."""
     return flip(m, 0)
 
 
@@ -79,6 +84,7 @@ def rot90(m, k=1, axes=(0, 1)) -> Tensor:
 
 
 def roll(a, shift, axis=None) -> Tensor:
+    """Roll elements along ``axis`` (flattened when None), as ``numpy.roll``."""
     a = as_tensor(a, "roll")
     if axis is None:
         return reshape(roll(ravel(a), shift, 0), a.shape)
@@ -127,14 +133,17 @@ def _atleast(nd, arys, op):
 
 
 def atleast_1d(*arys):
+    """Each input viewed with at least 1 dimension (a tuple for several)."""
     return _atleast(1, arys, "atleast_1d")
 
 
 def atleast_2d(*arys):
+    """Each input viewed with at least 2 dimensions: (n,) becomes (1, n)."""
     return _atleast(2, arys, "atleast_2d")
 
 
 def atleast_3d(*arys):
+    """Each input with at least 3 dimensions: (n,) -> (1, n, 1), (m, n) -> (m, n, 1)."""
     return _atleast(3, arys, "atleast_3d")
 
 
@@ -165,15 +174,18 @@ def _split_equal(ary, sections, axis, op):
 
 
 def hsplit(ary, indices_or_sections):
+    """Split along axis 1 (axis 0 for 1-D) into equal parts or at indices."""
     ary = as_tensor(ary, "hsplit")
     return _split_equal(ary, indices_or_sections, 1 if ary.ndim > 1 else 0, "hsplit")
 
 
 def vsplit(ary, indices_or_sections):
+    """Split along axis 0 into equal parts or at indices."""
     return _split_equal(ary, indices_or_sections, 0, "vsplit")
 
 
 def dsplit(ary, indices_or_sections):
+    """Split along axis 2 into equal parts or at indices."""
     return _split_equal(ary, indices_or_sections, 2, "dsplit")
 
 

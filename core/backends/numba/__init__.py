@@ -46,8 +46,8 @@ DELEGATED_FAMILIES = {
     "shape": _SHAPE_REASON,
     "decomp": "LAPACK through numpy.linalg already (numba's np.linalg calls the same LAPACK)",
     "contract": "numpy.einsum with optimize dispatches to BLAS already",
-    "elementwise_math": "one numpy ufunc pass per kernel; no compiled kernel measured to pay",
-    "scan": "numpy's cumsum/cumprod are one pass; no compiled kernel measured to pay",
+    "elementwise_math": "one vectorised numpy ufunc pass; no compiled kernel written (not measured)",
+    "scan": "numpy's cumsum/cumprod are one pass; no compiled kernel written (not measured)",
 }
 
 _DELEGATIONS: dict[str, str] = {}
