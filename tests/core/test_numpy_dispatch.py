@@ -169,3 +169,62 @@ def test_degenerate_points_raise_naming_the_function():
 def test_cumprod_with_zeros_second_order():
     x = np.array([0.5, 0.0, 2.0, -1.5])
     assert tv.check_grads(lambda x: tv.cumprod(x) * np.arange(1.0, 5.0), x, order=2).passed
+
+
+_M = np.array([[2.0, 0.5, 0.1], [0.5, 3.0, 0.2], [0.1, 0.2, 4.0]])
+_V = np.array([0.3, -0.7, 0.5])
+_P = np.array([1.3, 2.5, 1.7])
+# every numpy function issue 13 lists: (call, arguments); the first argument is differentiated
+ISSUE_13 = {
+    "sinh": (np.sinh, _V), "cosh": (np.cosh, _V), "arcsin": (np.arcsin, _V),
+    "arccos": (np.arccos, _V), "arctan": (np.arctan, _V), "arctan2": (np.arctan2, _V, _P),
+    "arcsinh": (np.arcsinh, _V), "arccosh": (np.arccosh, _P), "arctanh": (np.arctanh, _V),
+    "exp2": (np.exp2, _V), "expm1": (np.expm1, _V), "log2": (np.log2, _P),
+    "log10": (np.log10, _P), "logaddexp": (np.logaddexp, _V, _P),
+    "logaddexp2": (np.logaddexp2, _V, _P), "hypot": (np.hypot, _V, _P), "sinc": (np.sinc, _V),
+    "fabs": (np.fabs, _V), "fmax": (np.fmax, _V, _P), "fmin": (np.fmin, _V, _P),
+    "mod": (np.mod, _P, 0.7), "remainder": (np.remainder, _P, 0.7), "floor": (np.floor, _V),
+    "ceil": (np.ceil, _V), "round": (np.round, _V), "nan_to_num": (np.nan_to_num, _V),
+    "deg2rad": (np.deg2rad, _V), "rad2deg": (np.rad2deg, _V), "ravel": (np.ravel, _M),
+    "repeat": (lambda x: np.repeat(x, 2, 0), _M), "roll": (lambda x: np.roll(x, 1, 1), _M),
+    "flip": (np.flip, _M), "fliplr": (np.fliplr, _M), "flipud": (np.flipud, _M),
+    "rot90": (np.rot90, _M), "swapaxes": (lambda x: np.swapaxes(x, 0, 1), _M),
+    "moveaxis": (lambda x: np.moveaxis(x, 0, 1), _M), "atleast_1d": (np.atleast_1d, _V),
+    "atleast_2d": (np.atleast_2d, _V), "atleast_3d": (np.atleast_3d, _V),
+    "array_split": (lambda x: np.array_split(x, 2)[0], _V),
+    "hsplit": (lambda x: np.hsplit(x, 3)[1], _M), "vsplit": (lambda x: np.vsplit(x, 3)[2], _M),
+    "dsplit": (lambda x: np.dsplit(x.reshape(1, 3, 3), 3)[0], _M), "sort": (np.sort, _V),
+    "partition": (lambda x: np.partition(x, 1), _V), "diff": (np.diff, _V),
+    "cumsum": (np.cumsum, _M), "cumprod": (np.cumprod, _V), "tile": (lambda x: np.tile(x, 2), _V),
+    "var": (lambda x: np.var(x, ddof=1), _V), "std": (lambda x: np.std(x, ddof=1), _V),
+    "einsum": (lambda x: np.einsum("ij,jk->ik", x, x), _M),
+    "tensordot": (lambda x: np.tensordot(x, x, 1), _M), "inner": (np.inner, _V, _P),
+    "outer": (np.outer, _V, _P), "kron": (np.kron, _V, _P), "cross": (np.cross, _V, _P),
+    "trace": (np.trace, _M), "diag": (np.diag, _V), "diagonal": (np.diagonal, _M),
+    "tril": (np.tril, _M), "triu": (np.triu, _M), "dot": (np.dot, _M, _V),
+    "inv": (np.linalg.inv, _M), "det": (np.linalg.det, _M),
+    "slogdet": (lambda x: np.linalg.slogdet(x)[1], _M), "solve": (np.linalg.solve, _M, _V),
+    "cholesky": (np.linalg.cholesky, _M), "eigh": (lambda x: np.linalg.eigh(x)[0], _M),
+    "eig": (lambda x: np.linalg.eig(x)[0], _M),
+    "svd": (lambda x: np.linalg.svd(x, compute_uv=False), _M),
+    "pinv": (np.linalg.pinv, _M), "norm": (np.linalg.norm, _M),
+    "qr": (lambda x: np.linalg.qr(x)[1], _M),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("name", sorted(ISSUE_13))
+def test_every_listed_numpy_function_dispatches_records_and_matches_numpy(name):
+    fn, x, *rest = ISSUE_13[name]
+    t = tv.tensor(x)
+    with tv.Tape() as tape:
+        tape.watch(t)
+        y = fn(t, *rest)
+        loss = tv.sum(y * y)
+    assert isinstance(y, tv.Tensor), f"np.{name} returned {type(y).__name__}"
+    want = fn(x, *rest)
+    if name == "eig":
+        want = np.sort(np.real(want))
+    np.testing.assert_allclose(y.numpy(), want, rtol=1e-12, atol=1e-12, err_msg=name)
+    assert y is t or tape.producer(y) is not None, name  # recorded (or x itself)
+    g = tape.gradient(loss, t)
+    assert g is not None and g.shape == t.shape and np.all(np.isfinite(g.numpy())), name
