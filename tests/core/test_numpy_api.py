@@ -1,4 +1,4 @@
-"""The numpy surface of issue 13 against HIPS autograd: every case of oracle_cases_numpy on
+"""The numpy surface of issue 13 against HIPS autograd: every case of oracle_cases_numpy and oracle_cases_linalg on
 every backend (forward, gradient of sum(f * w), Hessian-vector product; float32 loosely).
 
 A minimal harness in the shared OracleCase format until tests/core/oracle.py is merged.
@@ -12,11 +12,13 @@ import autograd
 import autograd.numpy as anp
 import numpy as np
 import pytest
-from oracle_cases_numpy import CASES
+from oracle_cases_linalg import CASES as LINALG_CASES
+from oracle_cases_numpy import CASES as NUMPY_CASES
 
 import core as tv
 from core import kernel_names as K
 
+CASES = NUMPY_CASES + LINALG_CASES
 BACKENDS = [b for b in ("numpy", "numba") if b in tv.list_backends()]
 TOL64 = {"rtol": 1e-6, "atol": 1e-9}
 TOL32 = {"rtol": 2e-3, "atol": 2e-4}
