@@ -17,10 +17,13 @@ Example:
 
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 
 from . import engine
 from . import ops as o
+from . import tensor as _tensor_module
 from .tensor import Tensor, Variable
 
 __all__ = ["NumpyDispatchError", "array_ufunc", "array_function", "supported"]
@@ -159,3 +162,5 @@ def _fallback(name, func, args, kwargs):
 
 from ._numpy_functions import CONSTANT_FUNCTIONS as _CONSTANT_FUNCTIONS  # noqa: E402
 from ._numpy_functions import FUNCTIONS as _FUNCTIONS  # noqa: E402
+
+_tensor_module._dispatch[0] = sys.modules[__name__]

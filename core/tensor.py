@@ -30,6 +30,9 @@ class DisposedError(RuntimeError):
     """A disposed tensor was used."""
 
 
+# core.numpy_dispatch, bound when it is imported (this module imports no ops)
+_dispatch: list = [None]
+
 _OPEN_SCOPES = [0]  # tidy scopes open in any thread: Tensor() skips the lookup when 0
 
 
@@ -142,14 +145,10 @@ class Tensor(TensorOperators):
 
     # NEP 13 / NEP 18: numpy's functions on tensors run tapeviz ops (core/numpy_dispatch.py)
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
-        from .numpy_dispatch import array_ufunc
-
-        return array_ufunc(ufunc, method, inputs, kwargs)
+        return _dispatch[0].array_ufunc(ufunc, method, inputs, kwargs)
 
     def __array_function__(self, func, types, args, kwargs):
-        from .numpy_dispatch import array_function
-
-        return array_function(func, types, args, kwargs)
+        return _dispatch[0].array_function(func, types, args, kwargs)
 
     @property
     def shape(self) -> tuple[int, ...]:

@@ -184,7 +184,7 @@ case("cumprod[zeros]", K.CUMPROD, lambda x: tv.cumprod(x, -1), _ag_cumprod,
      note="autograd's prod gradient divides by x (nan at zeros); exact products instead",
      expect=_cumprod_grad)  # fmt: skip
 
-# --- edge shapes: empty, size 1  -----------------------------------------
+# --- edge shapes: empty, size 1 ------------------------------------------------------------
 case("sinh[empty]", K.SINH, tv.sinh, anp.sinh, rand(0, 3))
 case("arctan2[size1]", K.ATAN2, tv.arctan2, anp.arctan2, rand(1), rand(2, 1), argnums=(0, 1))
 case("cumsum[empty]", K.CUMSUM, lambda x: tv.cumsum(x, 0), lambda x: anp.cumsum(x, 0), rand(0, 2))
