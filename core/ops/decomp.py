@@ -25,6 +25,7 @@ from ..tensor import Tensor
 from ._util import as_tensor
 
 EighResult = namedtuple("EighResult", "eigenvalues eigenvectors")
+EigResult = namedtuple("EigResult", "eigenvalues eigenvectors")
 SlogdetResult = namedtuple("SlogdetResult", "sign logabsdet")
 SVDResult = namedtuple("SVDResult", "U S Vh")
 QRResult = namedtuple("QRResult", "Q R")
@@ -96,7 +97,7 @@ def eigvalsh(a, UPLO="L") -> Tensor:
     return eigh(a, UPLO)[0]
 
 
-def eig(a) -> EighResult:
+def eig(a) -> EigResult:
     """Eigen-decomposition of a real symmetric matrix (eigenvalues ascending); a matrix that
     is not symmetric raises (its eigenvalues may be complex, which is out of scope)."""
     a = _matrix(a, "eig", True)
@@ -104,13 +105,14 @@ def eig(a) -> EighResult:
     if not np.allclose(d, np.swapaxes(d, -1, -2), rtol=1e-10, atol=0):
         raise ValueError("eig: only real symmetric matrices are supported (complex eigenvalues "
                          "are out of scope); symmetrize it or use eigh")  # fmt: skip
-    return eigh(a)
+    return EigResult(*eigh(a))
 
 
 def svd(a, full_matrices=True, compute_uv=True, hermitian=False):
     """``U, S, Vh`` with ``a = U diag(S) Vh``, or ``S`` alone. Gradients need
     ``full_matrices=False`` for non-square ``a``; vector gradients raise at repeated
-    singular values."""
+    singular values. ``hermitian`` is accepted and ignored (the same decomposition up to
+    the signs of paired singular vectors)."""
     a = _matrix(a, "svd")
     if not compute_uv:
         return run_kernel(K.SVD, {"x": a}, {"full_matrices": False})[1]
@@ -125,7 +127,8 @@ def qr(a, mode="reduced") -> QRResult:
 
 
 def pinv(a, rcond=None, hermitian=False) -> Tensor:
-    """Moore-Penrose pseudo-inverse; the gradient assumes the rank is locally constant."""
+    """Moore-Penrose pseudo-inverse; the gradient assumes the rank is locally constant.
+    ``hermitian`` is accepted and ignored (the same result)."""
     return run_kernel(K.PINV, {"x": _matrix(a, "pinv")}, {"rcond": rcond})
 
 

@@ -196,7 +196,7 @@ def _take_along(a, idx, ax):
     return getitem(a, key)
 
 
-def sort(a, axis=-1, kind=None, order=None) -> Tensor:
+def sort(a, axis=-1, kind=None, order=None, *, stable=None) -> Tensor:
     """Sorted copy along ``axis`` (None: flattened); the gradient follows each value."""
     a = as_tensor(a, "sort")
     if axis is None:
