@@ -19,6 +19,7 @@ import numpy as np
 
 from .. import kernel_names as K
 from .. import ops as o
+from ..engine import KernelError
 from ..tensor import Tensor
 
 
@@ -35,10 +36,11 @@ def _add2d(t):
 
 
 def _inv_of(a, op):
-    if np.any(np.linalg.cond(a.data) > 1 / np.finfo(a.dtype).eps):
+    try:
+        return o.linalg.inv(a)
+    except KernelError as e:  # numpy's LinAlgError: an exactly singular matrix
         raise ValueError(f"{op}: the gradient at a singular matrix is not defined here (it "
-                         "needs inv(a)); the matrix has condition number > 1/eps")  # fmt: skip
-    return o.linalg.inv(a)
+                         f"needs inv(a), as autograd's does): {e}") from None  # fmt: skip
 
 
 def _inv(dy, saved, attrs):
