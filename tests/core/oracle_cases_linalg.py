@@ -160,3 +160,32 @@ case("eigh[batch]", K.SELF_ADJOINT_EIG,
 case("svd[batch]", K.SVD, lambda a: la.svd(a, compute_uv=False),
      lambda a: anp.linalg.svd(a, compute_uv=False), rand(2, 4, 3))  # fmt: skip
 case("pinv[batch]", K.PINV, la.pinv, anp.linalg.pinv, rand(2, 4, 3))
+
+
+def _qr_tv(a):
+    return tv.concat([tv.ravel(m) for m in tv.linalg.qr(a)])
+
+
+def _qr_np(a):
+    return np.concatenate([np.ravel(m) for m in np.linalg.qr(a)])
+
+
+def _numerical_grad(f):
+    """``expect`` from central differences in float64 (step 1e-5, error ~1e-10)."""
+
+    def expect(w, a):
+        g, h = np.zeros_like(a), 1e-5
+        for i in np.ndindex(a.shape):
+            e = np.zeros_like(a)
+            e[i] = h
+            g[i] = (np.sum(f(a + e) * w) - np.sum(f(a - e) * w)) / (2 * h)
+        return (g,)
+
+    return expect
+
+
+for shape in [(4, 3), (3, 3), (2, 4, 3)]:
+    case(f"qr{list(shape)}", K.QR, _qr_tv, _qr_np, rand(*shape), hvp=False,
+         note="autograd has no qr gradient: the expected one is numerical (float64 central "
+         "differences); test_numpy_dispatch.py checks second order with tv.check_grads",
+         expect=_numerical_grad(_qr_np))  # fmt: skip
