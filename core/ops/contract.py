@@ -53,6 +53,20 @@ def einsum(subscripts, *operands, optimize=False) -> Tensor:
     """Einstein summation as ``numpy.einsum`` (string subscripts, ``...`` allowed).
 
     One ``Einsum`` node; its gradient is an einsum too (any order).
+
+    Args:
+        subscripts: e.g. ``"ij,jk->ik"``; implicit output (no ``->``) as numpy.
+        *operands: tensors or arrays, promoted to one dtype.
+        optimize: accepted for numpy's signature; the kernel picks its own contraction order.
+
+    Returns:
+        A Tensor.
+
+    Example:
+        >>> import numpy as np, core
+        >>> a = core.tensor(np.eye(2))
+        >>> core.einsum("ii", a).item()
+        2.0
     """
     if not isinstance(subscripts, str):
         raise TypeError("einsum: only the string form of subscripts is supported")

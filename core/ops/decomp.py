@@ -59,7 +59,20 @@ def slogdet(a) -> SlogdetResult:
 
 
 def solve(a, b) -> Tensor:
-    """``x`` with ``a @ x = b``; ``b`` is a vector when 1-D, else (..., M, K) (numpy 2)."""
+    """``x`` with ``a @ x = b``; ``b`` is a vector when 1-D, else (..., M, K) (numpy 2).
+
+    Args:
+        a: (..., M, M) non-singular matrices.
+        b: (M,) or (..., M, K).
+
+    Returns:
+        ``x`` shaped like ``b``; its gradients are ``db = solve(a^T, dy)``, ``da = -db x^T``.
+
+    Example:
+        >>> import numpy as np, core
+        >>> core.linalg.solve(np.diag([2.0, 4.0]), core.tensor([2.0, 2.0])).numpy()
+        array([1. , 0.5])
+    """
     a = _matrix(a, "solve", True)
     b = as_tensor(b, "solve")
     if b.dtype != a.dtype:
@@ -86,7 +99,20 @@ def cholesky(a, upper=False) -> Tensor:
 
 def eigh(a, UPLO="L") -> EighResult:
     """Eigenvalues (ascending) and eigenvectors of a symmetric matrix (reads triangle
-    ``UPLO``). Eigenvector gradients raise at repeated eigenvalues."""
+    ``UPLO``). Eigenvector gradients raise at repeated eigenvalues.
+
+    Args:
+        a: (..., M, M) symmetric matrices.
+        UPLO: the triangle numpy reads, ``"L"`` or ``"U"``; the gradient flows to it only.
+
+    Returns:
+        ``EighResult(eigenvalues, eigenvectors)`` (a named tuple, as numpy's).
+
+    Example:
+        >>> import numpy as np, core
+        >>> core.linalg.eigh(np.diag([3.0, 1.0])).eigenvalues.numpy()
+        array([1., 3.])
+    """
     if UPLO not in ("L", "U"):
         raise ValueError(f"eigh: UPLO must be 'L' or 'U', got {UPLO!r}")
     w, v = run_kernel(K.SELF_ADJOINT_EIG, {"x": _matrix(a, "eigh", True)}, {"UPLO": UPLO})
@@ -94,6 +120,7 @@ def eigh(a, UPLO="L") -> EighResult:
 
 
 def eigvalsh(a, UPLO="L") -> Tensor:
+    """The eigenvalues of ``eigh`` alone (differentiable at repeated eigenvalues too)."""
     return eigh(a, UPLO)[0]
 
 
@@ -133,6 +160,7 @@ def pinv(a, rcond=None, hermitian=False) -> Tensor:
 
 
 def matrix_power(a, n: int) -> Tensor:
+    """``a`` multiplied by itself ``n`` times (``inv(a)`` for negative ``n``; identity for 0)."""
     from .linalg import matmul
 
     a = _matrix(a, "matrix_power", True)

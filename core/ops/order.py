@@ -197,7 +197,15 @@ def _take_along(a, idx, ax):
 
 
 def sort(a, axis=-1, kind=None, order=None, *, stable=None) -> Tensor:
-    """Sorted copy along ``axis`` (None: flattened); the gradient follows each value."""
+    """Sorted copy along ``axis`` (None: flattened); the gradient follows each value.
+
+    Ties keep numpy's stable order; each tied value still gets its own gradient.
+
+    Example:
+        >>> import core
+        >>> core.grad(lambda x: core.sort(x)[0])(core.tensor([3.0, 1.0, 2.0])).numpy()
+        array([0., 1., 0.], dtype=float32)
+    """
     a = as_tensor(a, "sort")
     if axis is None:
         a, axis = ravel(a), 0
