@@ -105,7 +105,7 @@ class TensorOperators:
 
     def transpose(self, *axes):
         """``x.transpose()``, ``x.transpose(1, 0)`` or ``x.transpose((1, 0))``, as numpy."""
-        if len(axes) == 1 and not isinstance(axes[0], int):
+        if len(axes) == 1 and (axes[0] is None or isinstance(axes[0], (tuple, list))):
             axes = axes[0]
         return _ops.transpose(self, axes or None)
 
