@@ -163,6 +163,7 @@ FUNCTIONS = {
     np.round: _round,
     np.around: _round,
     np.sinc: o.sinc,
+    np.fix: lambda x, out=None: _check("fix", out=out) or np.trunc(as_tensor(x, "numpy.fix")),
     np.nan_to_num: o.nan_to_num,
     np.dot: _no_out(o.dot, "dot"),
     np.einsum: _no_out(o.einsum, "einsum"),

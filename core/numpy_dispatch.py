@@ -48,7 +48,8 @@ _UFUNCS = {
     np.rad2deg: o.rad2deg, np.greater: o.greater, np.greater_equal: o.greater_equal,
     np.less: o.less, np.less_equal: o.less_equal, np.equal: o.equal,
     np.not_equal: o.not_equal, np.matmul: o.matmul, np.positive: lambda x: x,
-    np.floor_divide: lambda a, b: o.floor(o.div(a, b)),
+    np.floor_divide: lambda a, b: o.floor(o.div(a, b)), np.conjugate: lambda x: x,
+    np.trunc: lambda x: o.where(o.greater_equal(x, 0), o.floor(x), o.ceil(x)),
 }  # fmt: skip
 _REDUCE = {np.add: o.sum, np.multiply: o.prod, np.maximum: o.max, np.minimum: o.min}
 _ACCUMULATE = {np.add: o.cumsum, np.multiply: o.cumprod}
