@@ -41,6 +41,9 @@ def test_array_functions_dispatch():
         "pad": (np.pad(x, 1), np.pad(x.numpy(), 1)),
         "matmul": (np.matmul(x, x.T), x.numpy() @ x.numpy().T),
         "reduce": (np.add.reduce(x), np.add.reduce(x.numpy())),
+        "trunc": (np.trunc(x * -1.5), np.trunc(x.numpy() * -1.5)),
+        "fix": (np.fix(y * 1.3), np.fix(y.numpy() * 1.3)),
+        "conjugate": (np.conj(y), y.numpy()),
     }
     for name, (got, want) in cases.items():
         assert isinstance(got, tv.Tensor), name
