@@ -71,6 +71,7 @@ for name, kernel, lo, hi in [
     ("log2", K.LOG2, 0.1, 5), ("log10", K.LOG10, 0.1, 5), ("sinc", K.SINC, -2.5, 2.5),
 ]:  # fmt: skip
     case(f"{name}[2,3]", kernel, getattr(tv, name), getattr(anp, name), rand(2, 3, lo=lo, hi=hi))
+    case(f"{name}[]", kernel, getattr(tv, name), getattr(anp, name), rand(lo=lo, hi=hi))
 case("sinh[large]", K.SINH, tv.sinh, anp.sinh, np.array([-700.0, 30.0, 700.0]), float32=False)
 case("expm1[tiny]", K.EXPM1, tv.expm1, anp.expm1, np.array([1e-12, -1e-9, 0.0, -800.0]))
 case("arcsin[edge]", K.ASIN, tv.arcsin, anp.arcsin, np.array([-1.0, 0.0, 1.0]), hvp=False,
