@@ -167,7 +167,8 @@ def test_wrong_shape_names_the_node():
     report = _override(lambda dy, s, a: {"x": lambda: tv.sum(dy)}, f=lambda x: tv.sum(tv.tanh(x)))
     assert report.failure == "wrong shape"
     (err,) = report.errors
-    assert "Tanh" in err["message"] and err["node_id"] is not None
+    assert "Tanh" in err["message"] and "(node 0)" in err["message"]
+    assert err["node_id"] == 0  # f's first op, the tanh
 
 
 def test_wrong_dtype():

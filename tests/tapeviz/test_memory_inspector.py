@@ -162,7 +162,7 @@ def test_compare_save_inputs_outputs_and_memory():
 
 def test_wrong_input_shows_an_error_box():
     insp = tv.MemoryInspector("not a tape")
-    assert insp.error is not None
+    assert isinstance(insp.error, TypeError) and "got str" in str(insp.error)
     assert "role='alert'" in insp.children[0].value and "Tape" in insp.children[0].value
     tape, _ = _mlp_tape()
     bad = tv.MemoryInspector([tape, tape], labels=["only one"])
