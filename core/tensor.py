@@ -113,8 +113,9 @@ class Tensor(TensorOperators):
             if stack:
                 stack[-1].append(self)
 
-    def __del__(self):
-        _LIVE.pop(self.id, None)
+    def __del__(self, _live=_LIVE):
+        # bound as a default: at interpreter exit module globals may already be None
+        _live.pop(getattr(self, "id", None), None)
 
     # --- value access ---------------------------------------------------------------------
     @property

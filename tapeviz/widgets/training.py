@@ -4,13 +4,20 @@ It is a ``tv.nn.Callback`` (pass it to ``model.fit(..., callbacks=[plot])``) and
 hand-written loop too (``plot.update(step, loss=..., accuracy=...)``). The plot is redrawn
 at most every ``min_interval`` seconds into one PNG image, so it never flickers and costs
 the training little.
+
+Threads: a redraw that is due after the last update runs on a timer thread, and
+``fit_in_thread`` trains on another. Both are daemon threads, and at interpreter exit an
+``atexit`` hook cancels pending redraws, waits for one in progress and stops background
+training, so no thread is drawing (matplotlib's C++ code) while the interpreter shuts down.
 """
 
 from __future__ import annotations
 
+import atexit
 import html
 import threading
 import time
+import weakref
 
 import ipywidgets as W
 
@@ -32,6 +39,16 @@ _COLOURS = [OKABE_ITO[k] for k in ("blue", "orange", "green", "purple", "vermill
 _SKIP = {"step", "epoch", "batch", "size"}
 
 
+_LIVE_PLOTS: weakref.WeakSet = weakref.WeakSet()  # plots that started a thread
+
+
+@atexit.register
+def _stop_threads_at_exit(timeout: float = 10.0) -> None:
+    """Cancel pending redraws, finish the one in progress, stop and join background training."""
+    for plot in list(_LIVE_PLOTS):
+        plot._shut_down(timeout)
+
+
 def _fmt_time(s: float) -> str:
     s = int(round(s))
     return f"{s // 60}:{s % 60:02d}" if s >= 60 else f"{s} s"
@@ -44,6 +61,10 @@ class TrainingPlot(_Base):
         total_steps: steps expected (``fit`` tells it; needed for the time left elsewhere).
         min_interval: seconds between redraws (the last values are always drawn at the end).
         log_loss: draw the loss on a log scale.
+        clock: seconds as a float, for the throttle and the rate (``time.monotonic``; tests
+            pass a fake clock).
+        timer: ``timer(delay, fn)`` makes the object that runs the trailing redraw, with
+            ``start()`` and ``cancel()`` (``threading.Timer``; tests pass a fake one).
 
     Example:
         >>> import tapeviz as tv
@@ -54,13 +75,22 @@ class TrainingPlot(_Base):
         [1.0, 0.5, 0.3333333333333333]
     """
 
-    def __init__(self, total_steps=None, min_interval: float = 0.25, log_loss: bool = False):
+    def __init__(
+        self,
+        total_steps=None,
+        min_interval: float = 0.25,
+        log_loss: bool = False,
+        clock=time.monotonic,
+        timer=threading.Timer,
+    ):
         self.total_steps, self.min_interval, self.log_loss = total_steps, min_interval, log_loss
+        self._clock, self._make_timer = clock, timer
         self.history: dict = {"step": []}
         self.epochs: list = []  # (step, logs) at each epoch end
         self.stop_requested = False
-        self.draw_count, self._last_draw, self._t0 = 0, 0.0, None
+        self.draw_count, self._last_draw, self._t0 = 0, None, None
         self._behind, self._timer, self._lock = False, None, threading.RLock()
+        self._closed, self._fit_thread = False, None
         self.image = W.Image(format="png")
         self.progress = W.IntProgress(
             value=0, min=0, max=max(1, total_steps or 1), description="progress"
@@ -85,7 +115,7 @@ class TrainingPlot(_Base):
             self.progress.max = max(1, self.total_steps)
         self.stop_requested = False
         self.stop_button.disabled, self.stop_button.description = False, "stop"
-        self._t0 = time.perf_counter()
+        self._t0 = self._clock()
 
     def on_batch_end(self, batch, logs=None):
         logs = dict(logs or {})
@@ -110,32 +140,56 @@ class TrainingPlot(_Base):
         Returns:
             False once the stop button was pressed (so a loop can ``break``).
         """
-        if self._t0 is None:
-            self._t0 = time.perf_counter()
         with self._lock:  # the trailing redraw reads the history on its timer thread
-            n = len(self.history["step"])
-            self.history["step"].append(int(step))
-            for k, v in values.items():
-                col = self.history.setdefault(k, [float("nan")] * n)
-                col.append(float(v))
-            for col in self.history.values():
-                if len(col) < n + 1:
-                    col.append(float("nan"))
-        if time.perf_counter() - self._last_draw >= self.min_interval:
-            self.draw()
-        else:  # a trailing redraw, so the last points show even if no update follows
-            self._behind = True
-            if self._timer is None:
-                self._timer = threading.Timer(self.min_interval, self._catch_up)
-                self._timer.daemon = True
-                self._timer.start()
+            if self._t0 is None:
+                self._t0 = self._clock()
+            self._record(int(step), values)
+            since = None if self._last_draw is None else self._clock() - self._last_draw
+            if since is None or since >= self.min_interval:
+                self.draw()
+            else:  # a trailing redraw, so the last points show even if no update follows
+                self._behind = True
+                if self._timer is None and not self._closed:
+                    self._start_timer(self.min_interval - since)
         return not self.stop_requested
+
+    def _record(self, step: int, values: dict) -> None:
+        n = len(self.history["step"])
+        self.history["step"].append(step)
+        for k, v in values.items():
+            col = self.history.setdefault(k, [float("nan")] * n)
+            col.append(float(v))
+        for col in self.history.values():
+            if len(col) < n + 1:
+                col.append(float("nan"))
+
+    def _start_timer(self, delay: float) -> None:
+        self._timer = self._make_timer(delay, self._catch_up)
+        self._timer.daemon = True  # never keeps the interpreter alive
+        _LIVE_PLOTS.add(self)
+        self._timer.start()
 
     def _catch_up(self) -> None:
         with self._lock:  # a final draw that came first has cleared _behind: keep it
             self._timer = None
-            if self._behind:
+            if self._behind and not self._closed:
                 self.draw()
+
+    def _shut_down(self, timeout: float) -> None:
+        """Interpreter exit: no more redraws from threads; background training stops."""
+        with self._lock:  # waits for a redraw in progress
+            self._closed = True
+            timer, self._timer = self._timer, None
+            if timer is not None:
+                timer.cancel()
+        if isinstance(timer, threading.Thread):  # cancelled: it ends at once
+            timer.join(timeout)
+        fit = self._fit_thread
+        if fit is not None and fit.is_alive():
+            self.stop_requested = True
+            if getattr(self, "model", None) is not None:
+                self.model.stop_training = True
+            fit.join(timeout)
 
     def fit_in_thread(self, model, *args, **kwargs) -> threading.Thread:
         """Run ``model.fit(*args, callbacks=[self], **kwargs)`` in a background thread.
@@ -146,6 +200,8 @@ class TrainingPlot(_Base):
         kwargs["callbacks"] = [*kwargs.get("callbacks", []), self]
         kwargs.setdefault("verbose", 0)
         thread = threading.Thread(target=model.fit, args=args, kwargs=kwargs, daemon=True)
+        self._fit_thread = thread
+        _LIVE_PLOTS.add(self)
         thread.start()
         return thread
 
@@ -160,7 +216,7 @@ class TrainingPlot(_Base):
     def draw(self, final: bool = False) -> None:
         """Redraw now: the curves, the progress bar and the status line."""
         with self._lock:  # the trailing redraw runs on a timer thread
-            self._last_draw, self._behind = time.perf_counter(), False
+            self._last_draw, self._behind = self._clock(), False
             self.image.value = figure_png(self._figure())
             self.draw_count += 1
             self._status(final)
@@ -180,7 +236,7 @@ class TrainingPlot(_Base):
     def _status(self, final: bool = False) -> None:
         steps = self.history["step"]
         step = steps[-1] if steps else 0
-        elapsed = time.perf_counter() - self._t0 if self._t0 else 0.0
+        elapsed = self._clock() - self._t0 if self._t0 is not None else 0.0
         rate = len(steps) / elapsed if elapsed > 0 else 0.0
         parts = [f"step <b>{step}</b>" + (f" of {self.total_steps}" if self.total_steps else "")]
         parts.append(f"{rate:.1f} steps/s" if rate else "")

@@ -38,7 +38,7 @@ def _cube(inputs, attrs):
 
 @pytest.mark.parametrize("name", PRIMITIVES)
 def test_every_primitive_has_a_numpy_kernel_and_a_gradient(name):
-    assert core.get_kernel(name, "numpy").fn is not None
+    assert callable(core.get_kernel(name, "numpy").fn)
     if name in NOT_DIFFERENTIABLE:
         assert core.get_gradient(name) is None
     else:

@@ -109,7 +109,10 @@ def test_non_elementwise_gradient_and_released_tape():
     assert s.data["kernel"] == "BatchMatMul"
     assert "da = dy @ b^T" in s.data["formula"]
     assert "not elementwise" in s.panel.value
-    assert all(v["value"] is not None for v in s.data["saved"])  # read through the inputs
+    saved = {v["name"]: v["value"] for v in s.data["saved"]}  # read through the inputs
+    assert sorted(saved) == ["a", "b"]
+    np.testing.assert_array_equal(saved["a"], a.numpy())
+    np.testing.assert_array_equal(saved["b"], b.numpy())
 
 
 def test_errors_are_shown_in_place():

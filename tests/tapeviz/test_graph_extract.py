@@ -66,7 +66,7 @@ def test_backward_ops_link_to_forward_nodes():
             assert next(b for b in data.backward_ops if b["id"] == bid)["grad_of"] == step["op"]
     # data flow of the backward pass: every gradient edge ends at a drawn node
     ids = {b["id"] for b in data.backward_ops} | {g["id"] for g in data.grad_tensors}
-    assert all(e["dst"] in ids for e in data.backward_edges)
+    assert data.backward_edges and all(e["dst"] in ids for e in data.backward_edges)
 
 
 def test_accumulation_of_a_reused_tensor():

@@ -1,5 +1,4 @@
 import re
-import time
 import xml.etree.ElementTree as ET
 
 import pytest
@@ -125,17 +124,14 @@ def test_bad_options_are_named():
 
 
 @pytest.mark.parametrize("engine", ENGINES)
-def test_thousand_op_graphs_collapse_and_render_fast(engine):
-    render_svg("digraph { a -> b }", engine=engine)  # warm the wasm module
+def test_thousand_op_graphs_collapse(engine):
+    # how fast they render is measured in bench/bench_graph.py, not asserted here
     for tape in (scoped_tape(), chain_tape()):
         data = extract(tape)
         assert data.meta["n_ops"] >= 1000
         for mode in ("forward", "backward"):
-            t0 = time.perf_counter()
             svg = render_svg(data, engine=engine, mode=mode)
-            elapsed = time.perf_counter() - t0
-            assert svg.count('class="node"') < 100  # collapsed, not 1,000+ nodes
-            assert elapsed < 3.0  # well under a second on an idle machine; shared CI is slower
+            assert 0 < svg.count('class="node"') < 100  # collapsed, not 1,000+ nodes
     dot = to_dot(extract(scoped_tape()))
     assert "block0" in dot and "block49" in dot and "identical to block0" in dot
 

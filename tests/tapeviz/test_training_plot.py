@@ -4,6 +4,7 @@ button stops training, progress and a static picture."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 import tapeviz as tv
 
@@ -24,6 +25,37 @@ class _ClickStopAt(tv.nn.Callback):
             self.plot.stop_button.click()
 
 
+class _Clock:
+    """A clock the test moves by hand."""
+
+    def __init__(self):
+        self.now = 1000.0
+
+    def __call__(self):
+        return self.now
+
+
+class _Timer:
+    """Records the trailing redraws a plot schedules; the test fires them."""
+
+    made: list
+
+    def __init__(self, delay, fn):
+        self.delay, self.fn, self.started, self.cancelled = delay, fn, False, False
+        _Timer.made.append(self)
+
+    def start(self):
+        self.started = True
+
+    def cancel(self):
+        self.cancelled = True
+
+
+def _fake_plot(min_interval):
+    clock, _Timer.made = _Clock(), []
+    return tv.TrainingPlot(min_interval=min_interval, clock=clock, timer=_Timer), clock
+
+
 def test_is_a_callback_and_records_every_step_of_fit():
     model, x, y = _problem()
     plot = tv.TrainingPlot(min_interval=0.0)
@@ -39,23 +71,28 @@ def test_is_a_callback_and_records_every_step_of_fit():
                                history["val_loss"])  # fmt: skip
     assert plot.progress.value == plot.progress.max == 9
     assert "done" in plot.status.value and "loss" in plot.status.value
-    assert plot.image.value[:4] == b"\x89PNG" and plot.draw_count >= 9
+    assert plot.image.value[:4] == b"\x89PNG"
+    assert plot.draw_count == 9 + 3 + 1  # min_interval=0: every batch, every epoch, the end
 
 
 def test_stop_button_stops_fit():
     model, x, y = _problem()
-    plot = tv.TrainingPlot()
+    plot = tv.TrainingPlot(clock=_Clock(), timer=_Timer)  # the clock stands still
+    _Timer.made = []
     model.fit(x, y, "softmax_cross_entropy", "sgd", epochs=5, batch_size=16, verbose=0,
               callbacks=[plot, _ClickStopAt(plot, 4)])  # fmt: skip
     assert model.stop_training and plot.stop_requested
     assert plot.history["step"][-1] == 4  # stopped after the current batch, of 30
     assert plot.stop_button.disabled and "stop requested" in plot.status.value
+    assert [s for s, _ in plot.epochs] == [4]  # the stopped epoch still ends
+    assert plot.draw_count == 3  # the first step, the epoch's end, the end of training
 
 
 def test_update_in_a_minimize_loop_throttles_and_stops():
     w = tv.variable([3.0, -2.0])
     opt = tv.optim.SGD(0.1)
-    plot = tv.TrainingPlot(total_steps=200, min_interval=60.0)
+    _Timer.made = []
+    plot = tv.TrainingPlot(total_steps=200, min_interval=60.0, clock=_Clock(), timer=_Timer)
     losses = []
     for step in range(1, 201):
         loss = opt.minimize(lambda: tv.sum(w * w), var_list=[w], return_cost=True)
@@ -66,6 +103,7 @@ def test_update_in_a_minimize_loop_throttles_and_stops():
             break
     assert step == 50 and plot.history["loss"] == losses
     assert plot.draw_count == 1  # the first update drew; the rest waited for min_interval
+    assert len(_Timer.made) == 1 and _Timer.made[0].delay == 60.0  # one trailing redraw
     before = plot.image.value
     plot.draw(final=True)
     assert plot.image.value != before and "of 200" in plot.status.value
@@ -93,20 +131,40 @@ def test_fit_in_thread_and_static_picture():
 
 
 def test_a_fast_loop_still_shows_its_last_step():
-    import time
-
-    plot = tv.TrainingPlot(min_interval=0.2)
-    for step in range(50):  # far faster than one redraw per 0.2 s
+    plot, clock = _fake_plot(0.2)
+    for step in range(50):  # 1 ms apart: far faster than one redraw per 0.2 s
         plot.update(step, loss=1.0 / (step + 1))
-    assert plot.draw_count == 1 and plot._behind
-    time.sleep(0.6)  # the trailing redraw catches up without another update
+        clock.now += 0.001
+    assert plot.draw_count == 1 and plot._behind  # the first update drew
+    assert len(_Timer.made) == 1  # one trailing redraw, due 0.2 s after that draw
+    (timer,) = _Timer.made
+    assert timer.started and timer.delay == pytest.approx(0.2 - 0.001)
+    clock.now += 0.2
+    timer.fn()  # the trailing redraw catches up without another update
     assert plot.draw_count == 2 and not plot._behind
     assert "step <b>49</b>" in plot.status.value
-    fast = tv.TrainingPlot(min_interval=60.0)
+    clock.now += 0.25
+    plot.update(50, loss=0.01)  # 0.25 s after the last draw: due, drawn at once
+    assert plot.draw_count == 3 and len(_Timer.made) == 1
+    fast, _ = _fake_plot(60.0)
     for step in range(5):
         fast.update(step, loss=1.0)
+    assert fast.draw_count == 1
     fast._repr_mimebundle_()  # displaying it draws what is pending
-    assert "step <b>4</b>" in fast.status.value
+    assert fast.draw_count == 2 and "step <b>4</b>" in fast.status.value
+    _Timer.made[0].fn()  # the timer, when it fires later, has nothing left to draw
+    assert fast.draw_count == 2
+
+
+def test_rate_and_time_left_come_from_the_clock():
+    plot, clock = _fake_plot(0.0)
+    plot.total_steps = 100
+    plot.update(1, loss=1.0)  # the clock starts at the first update
+    clock.now += 10.0
+    plot.update(21, loss=0.5)  # 2 steps recorded in 10 s
+    assert "0.2 steps/s" in plot.status.value
+    assert "6:35 left" in plot.status.value  # 79 steps at 0.2 steps/s = 395 s
+    assert "elapsed 10 s" in plot.status.value
 
 
 def test_many_epochs_do_not_draw_a_curtain_of_lines():
