@@ -13,27 +13,16 @@ from __future__ import annotations
 
 import pathlib
 import sys
-import time
 
 import numpy as np
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
 
+from bench_engine import best_time  # noqa: E402 - one timing helper for every bench
+
 import core as tv  # noqa: E402
 
 QUICK = "--quick" in sys.argv
-
-
-def best_time(fn, repeat=5, number=50) -> float:
-    """Best mean CPU seconds per call over ``repeat`` rounds."""
-    fn()
-    times = []
-    for _ in range(repeat):
-        start = time.process_time()
-        for _ in range(number):
-            fn()
-        times.append((time.process_time() - start) / number)
-    return min(times)
 
 
 def dispatch_rows():
