@@ -13,6 +13,7 @@ and reuse memory as plain numpy code does; the gradients returned are always ful
 
 from __future__ import annotations
 
+import threading
 import weakref
 from dataclasses import dataclass, field
 
@@ -65,18 +66,27 @@ class Tape:
         self._next_id = 0
         self._used = False
         self._token = None
+        self._owner = None  # the thread whose `with` block is open
         self._grad_of = None  # while differentiating: the forward node being processed
         self._keep_bytes = None  # ... and the largest backward value it keeps (None: all)
         _LIVE_TAPES.add(self)
 
     # --- recording -----------------------------------------------------------------------
     def __enter__(self):
+        if self._token is not None:
+            where = "this thread" if self._owner == threading.get_ident() else "another thread"
+            raise RuntimeError(
+                f"Tape: this tape is already recording (its `with` block is open in {where}); "
+                "a tape records one block at a time: use a new tv.Tape() for nested or "
+                "concurrent recording"
+            )
+        self._owner = threading.get_ident()
         self._token = engine._RECORDERS.set(engine._RECORDERS.get() + (self,))
         return self
 
     def __exit__(self, *exc):
-        engine._RECORDERS.reset(self._token)
-        self._token = None
+        token, self._token = self._token, None
+        engine._RECORDERS.reset(token)
         return False
 
     def watch(self, *tensors) -> None:
@@ -207,7 +217,7 @@ class Tape:
 
     def node(self, node_id: int) -> Node:
         """The forward or backward node with ``node_id``."""
-        for n in self.nodes if node_id < len(self.nodes) * 2 else ():
+        for n in self.nodes:
             if n.id == node_id:
                 return n
         for n in self.backward_nodes:
