@@ -10,12 +10,11 @@ from __future__ import annotations
 import numpy as np
 
 from . import engine
+from .grad_validation import GradientError, check_gradient, check_keys, reducible
 from .tape import BackwardStep, Tape, _flatten
 from .tensor import Tensor, _Constant, stand_in
 
-
-class GradientError(RuntimeError):
-    """A gradient function returned something wrong, or a gradient is missing."""
+__all__ = ["GradientError", "reverse"]
 
 
 def reverse(tape: Tape, target, sources, output_gradients, unconnected_gradients):
@@ -170,6 +169,9 @@ def _backprop_node(tape, node, dys, grads, live, ops, keep=None):
             f"gradient of {node.label!r} (node {node.id}) must return a dict from input name "
             f"to a zero-argument callable, got {type(thunks).__name__}"
         )
+    if not thunks.keys() <= node.inputs.keys():
+        where = f"gradient of {node.label!r} (node {node.id})"
+        check_keys(where, thunks, node.inputs, grad.optional_inputs)
     anomaly = engine._ANOMALY.get()  # detect_anomaly: gradients made outside kernels too
     step_grads, accumulated = {}, {}
     for name, x in node.inputs.items():
@@ -220,32 +222,17 @@ def _record(dys, keep) -> tuple:
 
 
 def _check_grad(node, name, x, g, ops):
+    """The shared validator (``grad_validation``), after the engine's own broadcast
+    reduction: the one place a gradient may be summed down to its input's shape."""
     shape, dtype = x._shape_dtype()
     where = f"gradient of {node.label!r} (node {node.id}) for input {name!r}"
-    if not isinstance(g, Tensor):
-        if isinstance(g, (float, int)) and not isinstance(g, bool):
-            g = Tensor(np.asarray(g, dtype))  # a Python number takes the input's dtype
-        elif isinstance(g, (np.ndarray, np.generic)) and g.dtype.kind in "fiub":
-            g = Tensor(np.asarray(g))
-        else:
-            raise GradientError(f"{where}: expected a Tensor, got {type(g).__name__}")
-    if g.shape != shape:
-        if _broadcastable_to(shape, g.shape):
+    if isinstance(g, Tensor):
+        gshape = g._shape_dtype()[0]
+        if gshape != shape and reducible(
+            shape, gshape, [o._shape_dtype()[0] for o in node.outputs]
+        ):
             g = ops.sum_to(g, shape)
-        else:
-            raise GradientError(f"{where}: expected shape {shape}, got {g.shape}")
-    if g.dtype != dtype:
-        raise GradientError(f"{where}: expected dtype {dtype}, got {g.dtype}")
-    return g
-
-
-def _broadcastable_to(small, big) -> bool:
-    if len(small) > len(big):
-        return False
-    for s, b in zip(reversed(small), reversed(big)):
-        if s != b and s != 1:
-            return False
-    return True
+    return check_gradient(g, shape, dtype, where)
 
 
 def _restructure(template, it):

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import engine
+from .grad_validation import saved_key_error
 from .node import Node, SavedValue
 from .registry import _GRADIENTS, GradConfig
 from .tensor import Tensor, Variable, _Constant, stand_in
@@ -233,6 +234,13 @@ class Tape:
 
 
 def _saved_by_config(grad: GradConfig, inputs, outputs) -> list[SavedValue]:
+    try:
+        return _saved_values(grad, inputs, outputs)
+    except (KeyError, IndexError) as e:  # the config names an input or output not there
+        raise saved_key_error(grad.kernel_name, inputs, outputs, e) from None
+
+
+def _saved_values(grad: GradConfig, inputs, outputs) -> list[SavedValue]:
     if grad.save_all_inputs:
         saved = [SavedValue("input", k, t) for k, t in inputs.items()]
         saved += [SavedValue("output", i, outputs[i]) for i in grad.outputs_to_save]

@@ -12,11 +12,10 @@ from __future__ import annotations
 import functools
 import inspect
 
-import numpy as np
-
 from .. import engine
 from .. import tensor as _tensor_mod
 from ..backward import GradientError
+from ..grad_validation import check_gradient
 from ..registry import GradConfig
 from ..tensor import Tensor
 
@@ -269,18 +268,13 @@ def _check_gradient(spec, i, g):
     if g is None or dtype.kind != "f":  # a non-float input never needs a gradient
         return None
     where = f"custom_grad({spec.name}): gradient for input {i} ({spec.names[i]!r})"
-    if isinstance(g, (np.ndarray, np.generic)):
-        g = Tensor(np.asarray(g))
-    if not isinstance(g, Tensor):
-        raise GradientError(f"{where}: expected a Tensor, got {type(g).__name__}")
-    if g.shape != shape:
-        hint = f"; reduce a broadcast with tv.sum_to(g, {shape})" if g.ndim >= len(shape) else ""
-        raise GradientError(f"{where}: expected shape {shape}, got {g.shape}{hint}")
-    if g.dtype != dtype:
-        raise GradientError(
-            f"{where}: expected dtype {dtype}, got {g.dtype}; cast it with tv.cast(g, '{dtype}')"
-        )
-    return g
+    gshape = getattr(g, "shape", None)
+    hint = ""
+    if gshape is not None and gshape != shape and len(gshape) >= len(shape):
+        hint = f"; reduce a broadcast with tv.sum_to(g, {shape})"
+    elif getattr(g, "dtype", dtype) != dtype:
+        hint = f"; cast it with tv.cast(g, '{dtype}')"
+    return check_gradient(g, shape, dtype, where, hint=hint)
 
 
 def outer_recorders() -> tuple:

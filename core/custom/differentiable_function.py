@@ -16,6 +16,7 @@ import numpy as np
 
 from .. import engine
 from ..backward import GradientError
+from ..grad_validation import check_gradient
 from ..registry import GradConfig
 from ..tensor import Tensor, _check_dtype, _to_array
 from .custom_grad import outer_recorders, thunks_once
@@ -213,19 +214,9 @@ def _check_gradient(spec, i, g, flag):
     shape, dtype = spec.shapes[i]
     if g is None or dtype.kind != "f":  # a non-float input never needs a gradient
         return None
-    if not isinstance(g, (np.ndarray, np.generic)):
-        raise GradientError(
-            f"{where} must be a numpy array, got {type(g).__name__}"
-            + (" (return .numpy())" if isinstance(g, Tensor) else "")
-        )
-    g = np.asarray(g)
-    if g.shape != shape:
-        raise GradientError(f"{where}: expected shape {shape} (X{i + 1}'s), got {g.shape}")
-    if g.dtype != dtype:
-        raise GradientError(
-            f"{where}: expected dtype {dtype} (X{i + 1}'s), got {g.dtype}; use .astype(np.{dtype})"
-        )
-    return Tensor(g) if flag else None
+    hint = f"; use .astype(np.{dtype})" if getattr(g, "shape", None) == shape else ""
+    g = check_gradient(g, shape, dtype, where, arrays_only=True, hint=hint, whose=f" (X{i + 1}'s)")
+    return g if flag else None
 
 
 def _record_backward(spec, dys, args, grads):

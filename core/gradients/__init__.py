@@ -10,6 +10,7 @@ FAMILIES = (elementwise, fused, reduce, linalg, shape, nn)
 
 def register() -> None:
     for family in FAMILIES:
+        optional = getattr(family, "OPTIONAL_INPUTS", {})  # inputs a kernel may be run without
         for name, fn, inputs_to_save, outputs_to_save, *needed_by in family.GRADIENTS:
             register_gradient(
                 name,
@@ -17,5 +18,6 @@ def register() -> None:
                 inputs_to_save,
                 outputs_to_save,
                 needed_by=needed_by[0] if needed_by else None,
+                optional_inputs=optional.get(name, ()),
                 _builtin=True,
             )
