@@ -1,0 +1,59 @@
+"""Issue 12, classes 6, 8 and 10: second derivatives and forward mode are never silently
+wrong. Judged by HIPS autograd as an independent oracle where it has an answer."""
+
+import numpy as np
+import pytest
+from autograd.extend import defvjp, primitive
+from autograd.test_util import check_grads as ag_check_grads
+
+import core
+from core.gradcheck import GradientCheckError
+
+
+@pytest.fixture
+def foo_bar():
+    """autograd's test_check_vjp_2nd_order_fail as tapeviz kernels: foo(x) = 2x with the
+    gradient bar(dy) * 2, bar the identity whose own gradient is wrong (dy * 1.001)."""
+    core.register_kernel("TrustFoo", "numpy", lambda i, a: i["x"] * 2.0)
+    core.register_kernel("TrustBar", "numpy", lambda i, a: i["x"].copy())
+    bar = lambda t: core.run_kernel("TrustBar", {"x": t})  # noqa: E731
+    core.register_gradient("TrustFoo", lambda dy, s, a: {"x": lambda: bar(dy) * 2.0})
+    core.register_gradient("TrustBar", lambda dy, s, a: {"x": lambda: dy * 1.001})
+    yield lambda t: core.run_kernel("TrustFoo", {"x": t})
+    for name in ("TrustFoo", "TrustBar"):
+        core.unregister_kernel(name, "numpy")
+        core.unregister_gradient(name)
+
+
+def test_check_grads_order_2_checks_the_vjp_in_its_dy_direction(foo_bar):
+    first = core.check_grads(foo_bar, [1.0], forward=False)  # right at first order
+    assert first.passed
+    with pytest.raises(GradientCheckError) as info:
+        core.check_grads(foo_bar, [1.0], order=2, forward=False)
+    bad = [c for c in info.value.report.checks if not c.passed]
+    assert [c.arg for c in bad] == [(0, "dy")] and "d/d dy of grad arg 0" in bad[0].label
+    np.testing.assert_allclose(bad[0].analytic, 2.002, rtol=1e-12)
+
+
+def test_autograd_fails_the_same_case():
+    """The oracle agrees that this gradient is wrong (its own test, in its own words)."""
+
+    @primitive
+    def foo(x):
+        return x * 2.0
+
+    @primitive
+    def bar(x):
+        return x
+
+    defvjp(foo, lambda ans, x: lambda g: bar(g) * 2)
+    defvjp(bar, lambda ans, x: lambda g: g * 1.001)
+    with pytest.raises(AssertionError, match="check of vjp_foo failed"):
+        ag_check_grads(foo, modes=["rev"])(1.0)
+
+
+def test_order_2_still_passes_right_gradients_and_checks_dy():
+    f = lambda x, w: core.sum(core.tanh(x * w))  # noqa: E731
+    report = core.check_grads(f, [0.3, -0.7], [1.5, 0.2], order=2, forward=False)
+    second = {c.arg for c in report.checks if c.order == 2}
+    assert {(0, 0), (0, 1), (0, "dy"), (1, 0), (1, 1), (1, "dy")} <= second
