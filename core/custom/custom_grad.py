@@ -2,9 +2,10 @@
 
 ``f(*inputs, save)`` runs once, under ``no_grad`` (the ops inside are not recorded), and returns
 its value with ``grad_func(dy, saved)``. The gradient is written with ops, so it differentiates
-again, as long as it uses only ``f``'s inputs and outputs: a saved *intermediate* is a constant
-to an outer tape, and a second derivative through it would be silently wrong (PyTorch's
-trap). Here the outer tape sees where the intermediate came from and raises instead.
+again, as long as it uses only ``f``'s inputs and outputs: an *intermediate*, saved or
+captured by ``grad_func``'s closure, is a constant to an outer tape, and a second derivative
+through it would be silently wrong (PyTorch's trap). Here the outer tape sees where the
+intermediate came from and raises instead.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from ..backward import GradientError
 from ..grad_validation import check_gradient
 from ..registry import GradConfig
 from ..tensor import Tensor
+from .captured import captured_tensors
 
 __all__ = ["custom_grad"]
 
@@ -169,9 +171,15 @@ def _record(op, name, names, xs, outputs, grad_func, saved, start):
             roles.append(("memory", f"saved{k}", t))
             if t.id > start and t.dtype.kind == "f":  # made inside f from the inputs
                 hazards.append(t)
-    grad_fn = functools.partial(
-        _grad_fn, _Spec(name, names, xs, len(outputs), grad_func, tuple(hazards))
-    )
+    known = {id(t) for t in (*xs, *outputs, *saved)}
+    captured = [  # reached through grad_func's closure, not save(): the same hazard
+        t
+        for t in captured_tensors(grad_func)
+        if id(t) not in known and t.id > start and t.dtype.kind == "f"
+    ]
+    spec = _Spec(name, names, xs, len(outputs), grad_func, tuple(hazards + captured))
+    spec.captured = len(captured)
+    grad_fn = functools.partial(_grad_fn, spec)
     nodes = engine.record_node(
         KERNEL,
         dict(zip(names, xs)),
@@ -194,12 +202,15 @@ def _record(op, name, names, xs, outputs, grad_func, saved, start):
 class _Spec:
     """What the gradient of one call needs: names, input shapes/dtypes, grad_func."""
 
-    __slots__ = ("name", "names", "inputs", "shapes", "num_outputs", "grad_func", "hazards")
+    __slots__ = (
+        "name", "names", "inputs", "shapes", "num_outputs", "grad_func", "hazards", "captured"
+    )  # fmt: skip
 
     def __init__(self, name, names, xs, num_outputs, grad_func, hazards):
         self.name, self.names, self.inputs = name, names, xs
         self.shapes = [(x.shape, x.dtype) for x in xs]
         self.num_outputs, self.grad_func, self.hazards = num_outputs, grad_func, hazards
+        self.captured = 0  # how many of the hazards grad_func reaches through its closure
 
 
 def _grad_fn(spec, dy, saved, attrs):
@@ -303,12 +314,17 @@ def _mark_intermediates(spec):
 
 
 def _intermediate_grad(spec, dy, saved, attrs):
+    n_saved, n_captured = len(spec.hazards) - spec.captured, spec.captured
+    how = " and ".join(
+        [f"{n_saved} saved"] * bool(n_saved) + [f"{n_captured} closure-captured"] * bool(n_captured)
+    )
+
     def fail():
         raise GradientError(
             f"custom_grad({spec.name}): cannot differentiate its gradient again: grad_func uses "
-            f"{len(spec.hazards)} saved intermediate value(s) computed inside {spec.name}, which "
-            "the outer tape can only see as constants, so the second derivative would be "
-            "silently wrong. Fix: save only the inputs or the outputs and recompute the "
+            f"{how} intermediate value(s) computed inside {spec.name}, which the outer tape can "
+            "only see as constants, so the second derivative would be silently wrong. Fix: "
+            "save only the inputs or the outputs (and capture nothing else) and recompute the "
             "intermediate inside grad_func with ops (e.g. y = exp(x) from the saved x)."
         )
 
