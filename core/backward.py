@@ -14,7 +14,7 @@ from .grad_validation import GradientError, check_gradient, check_keys, reducibl
 from .tape import BackwardStep, Tape, _flatten
 from .tensor import Tensor, _Constant, stand_in
 
-__all__ = ["GradientError", "reverse"]
+__all__ = ["GradientError", "StaleValueError", "reverse"]
 
 
 def reverse(tape: Tape, target, sources, output_gradients, unconnected_gradients):
@@ -144,6 +144,8 @@ def _backprop_node(tape, node, dys, grads, live, ops, keep=None):
                     f"Tape.gradient: the saved values of node {node.id} ({node.label}) were "
                     "released by an earlier gradient(); use Tape(persistent=True)"
                 )
+            if t is not None and t._version != s.version:
+                raise _stale(node, s)
             saved.append(t)
         saved = tuple(saved)
     outputs = node.outputs
@@ -208,6 +210,23 @@ def _backprop_node(tape, node, dys, grads, live, ops, keep=None):
     else:
         ids = [n.id for n in backward_nodes[first_backward:]] if made else []
     tape.backward_steps.append(BackwardStep(node.id, recorded, step_grads, accumulated, ids))
+
+
+class StaleValueError(RuntimeError):
+    """A value saved for backward was changed (``Variable.assign``) before ``gradient()``."""
+
+
+def _stale(node, s) -> StaleValueError:
+    where = "unknown line (settings.record_source is off)"
+    if node.source:
+        where = f"{node.source[0]}:{node.source[1]} in {node.source[2]}"
+    changes = s.tensor._version - s.version
+    return StaleValueError(
+        f"Tape.gradient: variable {s.tensor._label()} was assigned {changes} time(s) after node "
+        f"{node.id} ({node.label}, recorded at {where}) saved it for backward as {s.role} "
+        f"{s.name!r}; its gradient would use the new value. Call gradient() before assigning "
+        "(or record a fresh forward pass after it), as PyTorch requires for in-place changes."
+    )
 
 
 def _record(dys, keep) -> tuple:

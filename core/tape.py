@@ -23,7 +23,7 @@ from . import engine
 from .grad_validation import saved_key_error
 from .node import Node, SavedValue
 from .registry import _GRADIENTS, GradConfig
-from .tensor import Tensor, Variable, _Constant, stand_in
+from .tensor import Tensor, Variable, _Constant, _Foreign, own, stand_in
 
 __all__ = ["Tape", "Node", "SavedValue", "BackwardStep"]
 
@@ -130,7 +130,7 @@ class Tape:
         if extra["saved"] is None:
             saved = _saved_by_config(grad, inputs, outputs) if grad is not None else []
         else:
-            saved = [SavedValue(r, n, t) for r, n, t in extra["saved"]]
+            saved = [SavedValue(r, n, own(t)) for r, n, t in extra["saved"]]
         scope = engine._SCOPE.get()
         node = Node(
             self._new_id(), kernel, backend, inputs, outputs, attrs, saved, grad,
@@ -242,7 +242,7 @@ def _saved_by_config(grad: GradConfig, inputs, outputs) -> list[SavedValue]:
 
 def _saved_values(grad: GradConfig, inputs, outputs) -> list[SavedValue]:
     if grad.save_all_inputs:
-        saved = [SavedValue("input", k, t) for k, t in inputs.items()]
+        saved = [SavedValue("input", k, own(t)) for k, t in inputs.items()]
         saved += [SavedValue("output", i, outputs[i]) for i in grad.outputs_to_save]
         return saved
     saved = []
@@ -255,7 +255,7 @@ def _saved_values(grad: GradConfig, inputs, outputs) -> list[SavedValue]:
             else:  # only constants' gradients read it
                 saved.append(SavedValue._unneeded(role, key, t))
                 continue
-        saved.append(SavedValue(role, key, t))
+        saved.append(SavedValue(role, key, own(t) if type(t) is _Foreign else t))
     return saved
 
 

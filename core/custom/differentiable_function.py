@@ -18,7 +18,7 @@ from .. import engine
 from ..backward import GradientError
 from ..grad_validation import check_gradient
 from ..registry import GradConfig
-from ..tensor import Tensor, _check_dtype, _to_array
+from ..tensor import Tensor, _check_dtype, _from_data
 from .custom_grad import outer_recorders, thunks_once
 
 __all__ = ["DifferentiableFunction"]
@@ -112,7 +112,7 @@ def _as_input(x, cls, i) -> Tensor:
     if isinstance(x, Tensor):
         return x
     try:
-        return Tensor(_to_array(x, where=f"{cls}: input X{i + 1}"))
+        return _from_data(x, where=f"{cls}: input X{i + 1}")  # a numpy array: copied if saved
     except TypeError as e:
         raise TypeError(f"{cls}: input X{i + 1} must be a Tensor or an array: {e}") from None
 
