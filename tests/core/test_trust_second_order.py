@@ -103,3 +103,61 @@ def test_capturing_inputs_and_outputs_is_right_at_second_order():
     g2 = core.grad(lambda x: core.sum(core.grad(lambda x: core.sum(cube(x)))(x)))
     oracle = autograd.grad(lambda x: anp.sum(autograd.elementwise_grad(lambda x: x**3)(x)))
     np.testing.assert_allclose(g2(core.tensor(X64)).numpy(), oracle(X64), rtol=1e-12)
+
+
+class Softplus(core.DifferentiableFunction):
+    """y = log(1 + exp(x)) * s (s broadcast); counts forward and backward calls."""
+
+    calls = {"forward": 0, "backward": 0}
+
+    def __init__(self):
+        super().__init__(save_inputs_for_backward=True)
+
+    def forward(self, x, s):
+        Softplus.calls["forward"] += 1
+        return np.logaddexp(0.0, x) * s
+
+    def backward(self, dy, compute, x, s):
+        Softplus.calls["backward"] += 1
+        sig = 1 / (1 + np.exp(-x))
+        return dy * sig * s, np.sum(dy * np.logaddexp(0.0, x)).reshape(s.shape).astype(s.dtype)
+
+
+def _softplus_oracle(x, s, tx, ts):
+    f = lambda x, s: anp.logaddexp(0.0, x) * s  # noqa: E731
+    return autograd.make_jvp(lambda xs: f(xs[0], xs[1]))((x, s))((tx, ts))[1]
+
+
+@pytest.mark.parametrize("n", [3, 10_000])
+def test_jvp_through_a_differentiable_function_is_linear_and_matches_autograd(n):
+    rng = np.random.default_rng(n)
+    x, tx = rng.standard_normal(n), rng.standard_normal(n)
+    s, ts = np.array([1.5]), np.array([-0.5])
+    Softplus.calls.update(forward=0, backward=0)
+    fn = Softplus()
+    _, out = core.jvp(fn, [core.tensor(x), core.tensor(s)], [core.tensor(tx), core.tensor(ts)])
+    assert Softplus.calls["backward"] <= 2 and Softplus.calls["forward"] <= 7  # not per element
+    np.testing.assert_allclose(out.numpy(), _softplus_oracle(x, s, tx, ts), rtol=1e-8, atol=1e-10)
+
+
+class Relu(core.DifferentiableFunction):
+    def __init__(self):
+        super().__init__(save_inputs_for_backward=True)
+
+    def forward(self, x):
+        return np.maximum(x, 0.0)
+
+    def backward(self, dy, compute, x):
+        return dy * (x > 0)
+
+
+def test_jvp_at_a_kink_is_exact_for_small_outputs_and_an_error_for_large_ones():
+    x = np.array([0.0, 1e-7, -2.0, 3.0])  # a kink within the difference step
+    t = np.array([1.0, 1.0, 1.0, 1.0])
+    _, out = core.jvp(Relu(), [core.tensor(x)], [core.tensor(t)])
+    np.testing.assert_allclose(out.numpy(), [0.0, 1.0, 0.0, 1.0])  # backward's own convention
+    big = np.zeros(2000)
+    with pytest.raises(
+        GradientError, match=r"Relu: forward mode .* one-sided derivatives disagree"
+    ):
+        core.jvp(Relu(), [core.tensor(big)], [core.tensor(np.ones(2000))])
