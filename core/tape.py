@@ -23,7 +23,8 @@ from . import engine
 from .grad_validation import saved_key_error
 from .node import Node, SavedValue
 from .registry import _GRADIENTS, GradConfig
-from .tensor import Tensor, Variable, _Constant, _Foreign, own, stand_in
+from .tensor import Tensor, Variable, _Constant, stand_in
+from .tensor_data import _Foreign, own
 
 __all__ = ["Tape", "Node", "SavedValue", "BackwardStep"]
 

@@ -90,68 +90,10 @@ def _to_array(data, dtype=None, where="tensor") -> np.ndarray:
 
 
 class _HoldsTensor(Exception):
-    """``__array__`` ran while ``_from_data`` converted a list: the list holds tensors."""
+    """``__array__`` ran while ``tensor_data.from_data`` converted a list of tensors."""
 
 
-_CONVERTING = threading.local()
-_DETACH_MESSAGE = (
-    "tensor {label} is recorded by an active tape: turning it into a numpy array "
-    "(np.asarray, np.array, a numpy function without a tapeviz dispatch) would silently cut "
-    "its gradient. Use tapeviz ops instead: tv.stack([...]) or tv.tensor([...]) for a list "
-    "of tensors, tv.exp/tv.sum/... for np.exp/np.sum/...; or take a constant on purpose with "
-    "x.numpy() or tv.stop_gradient(x)"
-)
-
-
-def _recorded(t) -> bool:
-    """True when a gradient of an active tape could flow through ``t``: a tape made it or
-    watches it, or it is a trainable variable (watched as soon as an op uses it)."""
-    from .engine import _RECORDERS
-
-    recorders = _RECORDERS.get()
-    if not recorders:
-        return False
-    if isinstance(t, Variable) and t.trainable:
-        return True
-    return any(
-        t.id in r._producer or t.id in r.watched for r in recorders if hasattr(r, "_producer")
-    )
-
-
-def _from_data(data, dtype=None, where="tensor") -> Tensor:
-    """A Tensor from user data; a list or tuple holding tensors is stacked with ops, so a
-    tape records it (``tv.tensor([x, 3 * x])``, ``tv.mean([x, x + 2])``)."""
-    if type(data) is not list and type(data) is not tuple:
-        arr = _to_array(data, dtype, where)
-        return _Foreign(arr) if arr is data else Tensor(arr)
-    _CONVERTING.on = True
-    try:
-        return Tensor(_to_array(data, dtype, where))
-    except _HoldsTensor:
-        pass
-    finally:
-        _CONVERTING.on = False
-    return _stack_nested(data, dtype, where)
-
-
-def _stack_nested(data, dtype, where) -> Tensor:
-    from .ops import cast, stack
-
-    if not data:
-        raise ValueError(f"{where}: cannot stack an empty list")
-    items = [x if isinstance(x, Tensor) else _from_data(x, None, where) for x in data]
-    like = next((x for x in data if isinstance(x, Tensor)), items[0]).dtype
-    items = [  # numbers take the tensors' dtype (weak typing); tensors promote
-        x if isinstance(d, (Tensor, list, tuple)) else Tensor(_to_array(d, like, where))
-        for x, d in zip(items, data)
-    ]
-    common = np.result_type(*[x.dtype for x in items])
-    items = [x if x.dtype == common else cast(x, common) for x in items]
-    shapes = {x.shape for x in items}
-    if len(shapes) > 1:
-        raise ValueError(f"{where}: cannot stack tensors of different shapes {sorted(shapes)}")
-    out = stack(items)
-    return out if dtype is None or out.dtype == np.dtype(dtype) else cast(out, dtype)
+_CONVERTING = threading.local()  # on while from_data converts a list (tensor_data.py)
 
 
 class Tensor(TensorOperators):
@@ -205,8 +147,10 @@ class Tensor(TensorOperators):
     def __array__(self, dtype=None, copy=None):
         if getattr(_CONVERTING, "on", False):  # a list being made a tensor: stack it (ops)
             raise _HoldsTensor
-        if self.dtype.kind == "f" and _recorded(self):
-            raise TypeError(_DETACH_MESSAGE.format(label=self._label()))
+        if self.dtype.kind == "f":
+            from .tensor_data import check_not_recorded
+
+            check_not_recorded(self)  # a recorded tensor must not silently detach
         arr = self.data
         return arr.astype(dtype) if dtype is not None else arr.copy()
 
@@ -390,24 +334,6 @@ class _Constant(Tensor):
     __slots__ = ()
 
 
-class _Foreign(Tensor):
-    """A numpy array of the user's an op wrapped without copying. The user can change it in
-    place after the forward pass, so a tape that saves it for backward first takes an
-    owning copy (``own``): later mutation cannot change the gradient."""
-
-    __slots__ = ()
-
-
-def own(t: Tensor) -> Tensor:
-    """Make a ``_Foreign`` tensor hold its own copy (once); other tensors are left alone."""
-    if type(t) is _Foreign:
-        d = t._data
-        if d is not None:
-            t._data = d.copy()
-        t.__class__ = Tensor
-    return t
-
-
 def tensor(data, dtype=None, name: str | None = None) -> Tensor:
     """Make a tensor. Lists of Python floats become float32; numpy arrays keep their dtype.
 
@@ -426,7 +352,9 @@ def tensor(data, dtype=None, name: str | None = None) -> Tensor:
         (1, 2)
     """
     if type(data) is list or type(data) is tuple:  # tensors inside are stacked with ops
-        out = _from_data(data, dtype, "tensor")
+        from .tensor_data import from_data
+
+        out = from_data(data, dtype, "tensor")
         out.name = name
         return out
     arr = _to_array(data, dtype, "tensor")

@@ -18,7 +18,8 @@ from .. import engine
 from ..backward import GradientError
 from ..grad_validation import check_gradient
 from ..registry import GradConfig
-from ..tensor import Tensor, _check_dtype, _from_data
+from ..tensor import Tensor, _check_dtype
+from ..tensor_data import from_data
 from .custom_grad import outer_recorders, thunks_once
 
 __all__ = ["DifferentiableFunction"]
@@ -112,7 +113,7 @@ def _as_input(x, cls, i) -> Tensor:
     if isinstance(x, Tensor):
         return x
     try:
-        return _from_data(x, where=f"{cls}: input X{i + 1}")  # a numpy array: copied if saved
+        return from_data(x, where=f"{cls}: input X{i + 1}")  # a numpy array: copied if saved
     except TypeError as e:
         raise TypeError(f"{cls}: input X{i + 1} must be a Tensor or an array: {e}") from None
 
