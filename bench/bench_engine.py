@@ -43,13 +43,15 @@ def best_time(fn, repeat=7, number=20) -> float:
 CHAIN = 50  # pairs: tanh then mul -> 100 ops (+1 sum)
 
 
-def chain_core(x0):
+def chain_core(x0, w=0.9):
+    """tanh then mul by ``w`` (a number; or a numpy array or variable, which Mul saves)."""
+
     def run():
         with core.Tape() as tape:
             tape.watch(x0)
             y = x0
             for _ in range(CHAIN):
-                y = core.tanh(y) * 0.9
+                y = core.tanh(y) * w
             s = core.sum(y)
         return tape.gradient(s, x0)
 
@@ -101,6 +103,10 @@ def per_op_rows():
     off = best_time(chain_core(x0)) / n_ops * 1e6
     core.settings.record_source = True
     rows.append(("", "tapeviz (source lines off)", off, "us/op"))
+    w_np, w_var = np.full(16, 0.9, np.float32), core.variable(np.full(16, 0.9, np.float32))
+    for what, w in (("a numpy operand", w_np), ("a variable operand", w_var)):
+        t = best_time(chain_core(x0, w)) / n_ops * 1e6
+        rows.append(("", f"tapeviz, mul by {what} (saved, versioned)", t, "us/op"))
     for name, make in (("HIPS autograd", chain_autograd), ("PyTorch CPU", chain_torch)):
         run = make()
         if run is None:
@@ -198,7 +204,7 @@ def saved_bytes_rows():
         needed[t.id] = t.nbytes
     ops, need = len(tape.nodes), sum(needed.values())
     label = "saved for backward, 1,500-op chain, 1,024 float64"
-    return [
+    return operand_rows() + [
         (
             label,
             f"tapeviz (saves {tape.saved_nbytes / need:.3f}x the minimum)",
@@ -206,6 +212,30 @@ def saved_bytes_rows():
             "B/op",
         ),  # fmt: skip
         ("", "minimum the derivative formulas read", need / ops, "B/op"),
+    ]
+
+
+def operand_rows():
+    """Bytes a tape holds for a 1,000-op chain ``y = tanh(y) * w`` (1,024 float64) with
+    ``w`` a numpy array the user owns: saved bytes, and all memory the tape keeps alive
+    (tracemalloc; an owning copy of a saved numpy operand shows here)."""
+    rng = np.random.default_rng(2)
+    x, w = core.tensor(rng.uniform(-0.5, 0.5, 1024)), rng.uniform(0.5, 1.0, 1024)
+    gc.collect()
+    tracemalloc.start()
+    base = tracemalloc.get_traced_memory()[0]
+    with core.Tape() as tape:
+        tape.watch(x)
+        y = x
+        for _ in range(500):
+            y = core.tanh(y) * w
+    held = tracemalloc.get_traced_memory()[0] - base
+    tracemalloc.stop()
+    ops = len(tape.nodes)
+    label = "numpy operand chain, 1,000 ops, 1,024 float64"
+    return [
+        (label, "tapeviz saved_nbytes", tape.saved_nbytes / ops, "B/op"),
+        ("", "tapeviz memory held by the tape (tracemalloc)", held / ops, "B/op"),
     ]
 
 

@@ -146,6 +146,31 @@ def bench_srelu(n, repeat):
     print(f"  {layer.info()}")
 
 
+def bench_boundscheck(n, repeat):
+    """The checked default against the explicit unchecked opt-in, side by side: one
+    example (whole input) and a batch of examples (mapped: parallel only when unchecked)."""
+    rng = np.random.default_rng(2)
+
+    def shift(x):
+        out = np.empty_like(x)
+        for i in range(x.shape[0]):
+            out[i] = x[i] - x[(i + 1) % x.shape[0]]
+        return out
+
+    cases = (("whole", None, (n,)), ("batch", 1, (n // 1000, 1000)))
+    for label, rank, shape in cases:
+        x = core.tensor(rng.standard_normal(shape).astype(np.float32))
+        times = {}
+        for checked in (True, False):
+            layer = core.CompiledLayer(shift, gradient=None, input_rank=rank, boundscheck=checked)
+            times[checked] = best_us(lambda layer=layer: layer(x), repeat)
+        print(
+            f"  boundscheck {label} {shape}: checked (default) {times[True] / 1e3:8.2f} ms   "
+            f"unchecked {times[False] / 1e3:8.2f} ms   checked/unchecked "
+            f"x{times[True] / times[False]:5.2f}"
+        )
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--quick", action="store_true", help="fewer repeats")
@@ -168,6 +193,7 @@ def main():
         compare(*case, repeat=max(repeat // 2, 5))
     print("CompiledLayer")
     bench_srelu(1_000_000, max(repeat // 4, 3))
+    bench_boundscheck(1_000_000, max(repeat // 4, 3))
     print(nb.compile_report())
 
 

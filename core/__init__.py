@@ -12,7 +12,7 @@ from . import kernel_names
 from .anomaly import AnomalyError, detect_anomaly
 from .audit import AuditReport, audit
 from .backends import numpy as _numpy_backend
-from .backward import GradientError
+from .backward import GradientError, StaleValueError
 from .custom import DifferentiableFunction, custom_grad
 from .custom.compiled_layer import AutoDiffError, CompiledLayer
 from .engine import KernelError, name_scope, no_grad, record_node, run_kernel, settings
@@ -89,6 +89,7 @@ __all__ = [
     "GradConfig",
     "GradientCheckError",
     "GradientError",
+    "StaleValueError",
     "KernelConfig",
     "KernelError",
     "Node",

@@ -196,6 +196,13 @@ class AuditReport:
                 return n
         raise KeyError(f"AuditReport: node {node_id} was not audited")
 
+    def __iter__(self):
+        """The ``NodeAudit`` of every checked node, in tape order (``list(report)``)."""
+        return iter(self.nodes)
+
+    def __len__(self) -> int:
+        return len(self.nodes)
+
     def summary(self) -> str:
         head = (f"audit: {len(self.nodes)} nodes checked, {len(self.failures)} wrong, "
                 f"{len(self.skipped)} skipped")  # fmt: skip

@@ -10,12 +10,11 @@ from __future__ import annotations
 import numpy as np
 
 from . import engine
+from .grad_validation import GradientError, check_gradient, check_keys, reducible
 from .tape import BackwardStep, Tape, _flatten
 from .tensor import Tensor, _Constant, stand_in
 
-
-class GradientError(RuntimeError):
-    """A gradient function returned something wrong, or a gradient is missing."""
+__all__ = ["GradientError", "StaleValueError", "reverse"]
 
 
 def reverse(tape: Tape, target, sources, output_gradients, unconnected_gradients):
@@ -145,6 +144,8 @@ def _backprop_node(tape, node, dys, grads, live, ops, keep=None):
                     f"Tape.gradient: the saved values of node {node.id} ({node.label}) were "
                     "released by an earlier gradient(); use Tape(persistent=True)"
                 )
+            if t is not None and t._version != s.version:
+                raise _stale(node, s)
             saved.append(t)
         saved = tuple(saved)
     outputs = node.outputs
@@ -170,6 +171,9 @@ def _backprop_node(tape, node, dys, grads, live, ops, keep=None):
             f"gradient of {node.label!r} (node {node.id}) must return a dict from input name "
             f"to a zero-argument callable, got {type(thunks).__name__}"
         )
+    if not thunks.keys() <= node.inputs.keys():
+        where = f"gradient of {node.label!r} (node {node.id})"
+        check_keys(where, thunks, node.inputs, grad.optional_inputs)
     anomaly = engine._ANOMALY.get()  # detect_anomaly: gradients made outside kernels too
     step_grads, accumulated = {}, {}
     for name, x in node.inputs.items():
@@ -208,6 +212,23 @@ def _backprop_node(tape, node, dys, grads, live, ops, keep=None):
     tape.backward_steps.append(BackwardStep(node.id, recorded, step_grads, accumulated, ids))
 
 
+class StaleValueError(RuntimeError):
+    """A value saved for backward was changed (``Variable.assign``) before ``gradient()``."""
+
+
+def _stale(node, s) -> StaleValueError:
+    where = "unknown line (settings.record_source is off)"
+    if node.source:
+        where = f"{node.source[0]}:{node.source[1]} in {node.source[2]}"
+    changes = s.tensor._version - s.version
+    return StaleValueError(
+        f"Tape.gradient: variable {s.tensor._label()} was assigned {changes} time(s) after node "
+        f"{node.id} ({node.label}, recorded at {where}) saved it for backward as {s.role} "
+        f"{s.name!r}; its gradient would use the new value. Call gradient() before assigning "
+        "(or record a fresh forward pass after it), as PyTorch requires for in-place changes."
+    )
+
+
 def _record(dys, keep) -> tuple:
     """dy as the step records it: values above ``keep`` bytes as shape-only stand-ins."""
     if keep is None:
@@ -220,32 +241,17 @@ def _record(dys, keep) -> tuple:
 
 
 def _check_grad(node, name, x, g, ops):
+    """The shared validator (``grad_validation``), after the engine's own broadcast
+    reduction: the one place a gradient may be summed down to its input's shape."""
     shape, dtype = x._shape_dtype()
     where = f"gradient of {node.label!r} (node {node.id}) for input {name!r}"
-    if not isinstance(g, Tensor):
-        if isinstance(g, (float, int)) and not isinstance(g, bool):
-            g = Tensor(np.asarray(g, dtype))  # a Python number takes the input's dtype
-        elif isinstance(g, (np.ndarray, np.generic)) and g.dtype.kind in "fiub":
-            g = Tensor(np.asarray(g))
-        else:
-            raise GradientError(f"{where}: expected a Tensor, got {type(g).__name__}")
-    if g.shape != shape:
-        if _broadcastable_to(shape, g.shape):
+    if isinstance(g, Tensor):
+        gshape = g._shape_dtype()[0]
+        if gshape != shape and reducible(
+            shape, gshape, [o._shape_dtype()[0] for o in node.outputs]
+        ):
             g = ops.sum_to(g, shape)
-        else:
-            raise GradientError(f"{where}: expected shape {shape}, got {g.shape}")
-    if g.dtype != dtype:
-        raise GradientError(f"{where}: expected dtype {dtype}, got {g.dtype}")
-    return g
-
-
-def _broadcastable_to(small, big) -> bool:
-    if len(small) > len(big):
-        return False
-    for s, b in zip(reversed(small), reversed(big)):
-        if s != b and s != 1:
-            return False
-    return True
+    return check_gradient(g, shape, dtype, where)
 
 
 def _restructure(template, it):

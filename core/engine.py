@@ -34,6 +34,9 @@ class _Settings:
     """Global switches.
 
     ``record_source``: remember the user code line of each node.
+    ``boundscheck``: ``CompiledLayer``s (``boundscheck=None``) check indices, so an
+    out-of-range access is an ``IndexError``, not a crashed process; False is the fast,
+    unchecked opt-in (cost: ``bench/bench_numba.py``, ``bench_boundscheck``).
     ``backward_keep_bytes``: a gradient() frees the temporaries its backward nodes made that
     are larger than this many bytes once their step is done (shape and dtype stay for
     tapeviz), so large arrays reuse memory; ``None`` keeps every value. Nothing is freed
@@ -41,7 +44,7 @@ class _Settings:
     """
 
     record_source: bool = True
-    boundscheck: bool = False
+    boundscheck: bool = True
     backward_keep_bytes: int | None = 1 << 16
 
 

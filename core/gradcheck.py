@@ -140,7 +140,8 @@ def check_grads(f, *args, order=1, eps=None, atol=None, rtol=None, mode="full",
     converted and the report says so). Reverse mode is compared as dyᵀJ for a random dy
     (element by element over each input), the backward pass is run again with dy doubled
     (catching gradients that ignore dy, or that change between runs), and forward mode is
-    compared through ``core.jvp``. ``order=2`` also checks the gradient of the gradient.
+    compared through ``core.jvp``. ``order=2`` also checks the gradient of the gradient: the
+    VJP ``(x, dy) -> Jᵀdy`` differentiated with respect to every input and to ``dy``.
 
     Args:
         f: a function of tensors returning a floating tensor.
@@ -184,14 +185,7 @@ def check_grads(f, *args, order=1, eps=None, atol=None, rtol=None, mode="full",
         opts = {"mode": mode, "eps": eps, "rng": rng}
         run_checks(p, report, atol=atol, rtol=rtol, forward=forward, label=_arg_label, **opts)
         if order == 2:
-            for i in diff:
-                g = _gradient_function(f, i, diff, p.y.shape, rng)
-                sub = FunctionProblem(g, args, diff, g.__name__)
-                start = len(report.checks)
-                run_checks(sub, report, atol=atol * 10, rtol=rtol * 10, forward=False, order=2,
-                           label=lambda j, i=i: f"d/d arg {j} of grad arg {i}", **opts)  # fmt: skip
-                for c in report.checks[start:]:
-                    c.arg = (i, c.arg)
+            _second_order(f, args, diff, p, report, atol, rtol, opts)
     finally:
         engine.settings.record_source = saved_source
     if raise_on_failure and not report.passed:
@@ -203,16 +197,37 @@ def _arg_label(i) -> str:
     return f"arg {i}"
 
 
-def _gradient_function(f, index, diff, y_shape, rng):
-    """x -> the gradient of ``f`` w.r.t. arg ``index`` for a fixed random dy (made of ops)."""
-    dy = np.ones(y_shape) if int(np.prod(y_shape)) == 1 else rng.standard_normal(y_shape)
+def _second_order(f, args, diff, p, report, atol, rtol, opts) -> None:
+    """Check the VJP of the VJP: each gradient ``(x..., dy) -> J(x)^T dy`` as a function of
+    the inputs AND of ``dy`` (autograd's ``check_vjp`` of ``vjp_f``), so a gradient that is
+    wrong only in how it uses ``dy`` fails too."""
+    dy_at = len(args)
+    slack = 10 if p.out.dtype == np.float32 else 1  # float32 rounding, twice differentiated
+    y_shape = p.y.shape
+    dy = np.ones(y_shape) if int(np.prod(y_shape)) == 1 else opts["rng"].standard_normal(y_shape)
+    for i in diff:
+        g = _gradient_function(f, i, diff, p.out.dtype)
+        sub = FunctionProblem(g, [*args, dy], [*diff, dy_at], g.__name__)
+        start = len(report.checks)
+        run_checks(sub, report, atol=atol * slack, rtol=rtol * slack, forward=False, order=2,
+                   label=lambda j, i=i: f"d/d {'dy' if j == dy_at else f'arg {j}'} of grad "
+                   f"arg {i}", **opts)  # fmt: skip
+        for c in report.checks[start:]:
+            c.arg = (i, "dy" if c.arg == dy_at else c.arg)
 
-    def g(*xs):
+
+def _gradient_function(f, index, diff, y_dtype):
+    """(x..., dy) -> the gradient of ``f`` w.r.t. arg ``index`` along ``dy`` (made of ops,
+    so it is differentiable in every x and in dy)."""
+    from .ops import cast
+
+    def g(*xs_dy):
+        *xs, dy = xs_dy
         with Tape() as tape:
             tape.watch([xs[i] for i in diff])
             y = f(*xs)
-        grad = tape.gradient(y, [xs[index]], Tensor(dy.astype(y.dtype)), "zero")[0]
-        return grad
+        dy = dy if dy.dtype == y_dtype else cast(dy, y_dtype)
+        return tape.gradient(y, [xs[index]], dy, "zero")[0]
 
     g.__name__ = f"grad({getattr(f, '__name__', 'f')}, arg {index})"
     return g

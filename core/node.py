@@ -18,12 +18,13 @@ class SavedValue:
     ``nbytes`` 0, shape and dtype known).
     """
 
-    __slots__ = ("role", "name", "tensor", "_meta", "intermediate", "needed")
+    __slots__ = ("role", "name", "tensor", "_meta", "intermediate", "needed", "version")
 
     def __init__(self, role: str, name, tensor: Tensor, intermediate: bool = False):
         self.role = role
         self.name = name
         self.tensor = tensor
+        self.version = tensor._version if tensor is not None else 0  # Variable.assign count
         self._meta = None
         self.intermediate = intermediate
         self.needed = True

@@ -26,11 +26,7 @@ class Optimizer:
     """
 
     def __init__(self, learning_rate: float):
-        if not learning_rate > 0:
-            raise ValueError(
-                f"{type(self).__name__}: learning_rate must be > 0, got {learning_rate!r}"
-            )
-        self.learning_rate = float(learning_rate)
+        self.learning_rate = self._check("learning_rate", learning_rate, 0.0, np.inf, low_ok=False)
         self.iterations = 0
         self._state: dict[int, dict] = {}
 
@@ -105,6 +101,23 @@ class Optimizer:
     def _update(self, w: np.ndarray, g: np.ndarray, state: dict) -> np.ndarray:
         raise NotImplementedError
 
+    def _check(self, arg: str, value, low: float, high: float, low_ok=True) -> float:
+        """``value`` as a float, or a ValueError naming the optimizer and ``arg``: it must
+        be finite and in ``[low, high)`` (``(low, high)`` when not ``low_ok``)."""
+        try:
+            v = float(value)
+        except (TypeError, ValueError):
+            raise TypeError(
+                f"{type(self).__name__}: {arg} must be a number, got {type(value).__name__}"
+            ) from None
+        above = v >= low if low_ok else v > low
+        if not (np.isfinite(v) and above and v < high):
+            interval = f"{'[' if low_ok else '('}{low:g}, {high:g})"
+            raise ValueError(
+                f"{type(self).__name__}: {arg} must be a finite number in {interval}, got {value!r}"
+            )
+        return v
+
     def _zeros(self, state, key, like):
         arr = state.get(key)
         if arr is None:
@@ -153,7 +166,8 @@ class Momentum(Optimizer):
 
     def __init__(self, learning_rate: float = 0.01, momentum: float = 0.9, use_nesterov=False):
         super().__init__(learning_rate)
-        self.momentum, self.use_nesterov = float(momentum), bool(use_nesterov)
+        self.momentum = self._check("momentum", momentum, 0.0, 1.0)
+        self.use_nesterov = bool(use_nesterov)
 
     def _update(self, w, g, state):
         a = self._zeros(state, "accum", w)
@@ -168,7 +182,9 @@ class RMSProp(Optimizer):
 
     def __init__(self, learning_rate=0.001, decay=0.9, momentum=0.0, epsilon=1e-7, centered=False):
         super().__init__(learning_rate)
-        self.decay, self.momentum, self.epsilon = float(decay), float(momentum), float(epsilon)
+        self.decay = self._check("decay", decay, 0.0, 1.0)
+        self.momentum = self._check("momentum", momentum, 0.0, 1.0)
+        self.epsilon = self._check("epsilon", epsilon, 0.0, np.inf)
         self.centered = bool(centered)
 
     def _update(self, w, g, state):
@@ -195,7 +211,9 @@ class Adam(Optimizer):
 
     def __init__(self, learning_rate=0.001, beta1=0.9, beta2=0.999, epsilon=1e-7):
         super().__init__(learning_rate)
-        self.beta1, self.beta2, self.epsilon = float(beta1), float(beta2), float(epsilon)
+        self.beta1 = self._check("beta1", beta1, 0.0, 1.0)
+        self.beta2 = self._check("beta2", beta2, 0.0, 1.0)
+        self.epsilon = self._check("epsilon", epsilon, 0.0, np.inf)
 
     def _update(self, w, g, state):
         m, v = self._zeros(state, "m", w), self._zeros(state, "v", w)

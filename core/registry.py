@@ -87,6 +87,8 @@ class GradConfig:
     # ((saved input name or output index, (input names whose gradient reads it)), ...):
     # a value only constant inputs' gradients read is not kept (see tape._saved_by_config)
     needed_by: tuple = ()
+    # input names the gradient dict may name although a run lacked them (an optional bias)
+    optional_inputs: tuple = ()
     # what the tape saves, worked out once: ((is_input, key, readers or None), ...)
     save_plan: tuple = field(init=False, repr=False, compare=False, default=())
 
@@ -183,6 +185,7 @@ def register_gradient(
     *,
     save_all_inputs: bool = False,
     needed_by: dict | None = None,
+    optional_inputs: Sequence[str] = (),
     _builtin: bool = False,
 ) -> GradConfig:
     """Register the gradient of kernel ``name``; replaces (and warns about) an existing one.
@@ -197,6 +200,9 @@ def register_gradient(
         needed_by: optional ``{saved input name or output index: (input names)}``: which
             inputs' gradients read each saved value. A value that only gradients of
             constants (Python numbers, ``x * 0.5``) read is then not kept.
+        optional_inputs: input names the kernel may be run without (an optional bias): the
+            gradient dict may name them when absent. Any other name that is not an input of
+            the run is an error (a misspelt name would give a silent zero gradient).
 
     Returns:
         The registered ``GradConfig``.
@@ -207,6 +213,8 @@ def register_gradient(
         >>> cfg = core.register_gradient("Relu", lambda dy, saved, attrs: {"x": lambda: dy})
         ... # doctest: +SKIP
     """
+    if not isinstance(name, str) or not name:
+        raise TypeError(f"register_gradient: name must be a non-empty kernel name, got {name!r}")
     if not callable(grad_fn):
         raise TypeError(f"register_gradient({name!r}): grad_fn must be callable, got {grad_fn!r}")
     if isinstance(inputs_to_save, str):
@@ -222,6 +230,7 @@ def register_gradient(
         save_all_inputs,
         _builtin,
         tuple((k, tuple(v)) for k, v in (needed_by or {}).items()),
+        tuple(optional_inputs),
     )
     if name in _GRADIENTS and not _builtin:
         warnings.warn(
@@ -256,6 +265,10 @@ def gradient_override(
     Without ``inputs_to_save``/``outputs_to_save`` the previous config's choices are kept.
     Nodes recorded inside the block keep the override until their gradient is computed.
     """
+    if not isinstance(name, str) or not name:
+        raise TypeError(f"gradient_override: name must be a non-empty kernel name, got {name!r}")
+    if not callable(grad_fn):
+        raise TypeError(f"gradient_override({name!r}): grad_fn must be callable, got {grad_fn!r}")
     previous = _GRADIENTS.get(name)
     if inputs_to_save is None:
         inputs_to_save = previous.inputs_to_save if previous else ()
@@ -267,6 +280,7 @@ def gradient_override(
         tuple(inputs_to_save),
         tuple(outputs_to_save),
         previous.save_all_inputs if previous else False,
+        optional_inputs=previous.optional_inputs if previous else (),
     )
     try:
         yield _GRADIENTS[name]

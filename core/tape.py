@@ -13,15 +13,18 @@ and reuse memory as plain numpy code does; the gradients returned are always ful
 
 from __future__ import annotations
 
+import threading
 import weakref
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from . import engine
+from .grad_validation import saved_key_error
 from .node import Node, SavedValue
 from .registry import _GRADIENTS, GradConfig
 from .tensor import Tensor, Variable, _Constant, stand_in
+from .tensor_data import _Foreign, own
 
 __all__ = ["Tape", "Node", "SavedValue", "BackwardStep"]
 
@@ -65,18 +68,27 @@ class Tape:
         self._next_id = 0
         self._used = False
         self._token = None
+        self._owner = None  # the thread whose `with` block is open
         self._grad_of = None  # while differentiating: the forward node being processed
         self._keep_bytes = None  # ... and the largest backward value it keeps (None: all)
         _LIVE_TAPES.add(self)
 
     # --- recording -----------------------------------------------------------------------
     def __enter__(self):
+        if self._token is not None:
+            where = "this thread" if self._owner == threading.get_ident() else "another thread"
+            raise RuntimeError(
+                f"Tape: this tape is already recording (its `with` block is open in {where}); "
+                "a tape records one block at a time: use a new tv.Tape() for nested or "
+                "concurrent recording"
+            )
+        self._owner = threading.get_ident()
         self._token = engine._RECORDERS.set(engine._RECORDERS.get() + (self,))
         return self
 
     def __exit__(self, *exc):
-        engine._RECORDERS.reset(self._token)
-        self._token = None
+        token, self._token = self._token, None
+        engine._RECORDERS.reset(token)
         return False
 
     def watch(self, *tensors) -> None:
@@ -119,7 +131,7 @@ class Tape:
         if extra["saved"] is None:
             saved = _saved_by_config(grad, inputs, outputs) if grad is not None else []
         else:
-            saved = [SavedValue(r, n, t) for r, n, t in extra["saved"]]
+            saved = [SavedValue(r, n, own(t)) for r, n, t in extra["saved"]]
         scope = engine._SCOPE.get()
         node = Node(
             self._new_id(), kernel, backend, inputs, outputs, attrs, saved, grad,
@@ -207,7 +219,7 @@ class Tape:
 
     def node(self, node_id: int) -> Node:
         """The forward or backward node with ``node_id``."""
-        for n in self.nodes if node_id < len(self.nodes) * 2 else ():
+        for n in self.nodes:
             if n.id == node_id:
                 return n
         for n in self.backward_nodes:
@@ -223,8 +235,15 @@ class Tape:
 
 
 def _saved_by_config(grad: GradConfig, inputs, outputs) -> list[SavedValue]:
+    try:
+        return _saved_values(grad, inputs, outputs)
+    except (KeyError, IndexError) as e:  # the config names an input or output not there
+        raise saved_key_error(grad.kernel_name, inputs, outputs, e) from None
+
+
+def _saved_values(grad: GradConfig, inputs, outputs) -> list[SavedValue]:
     if grad.save_all_inputs:
-        saved = [SavedValue("input", k, t) for k, t in inputs.items()]
+        saved = [SavedValue("input", k, own(t)) for k, t in inputs.items()]
         saved += [SavedValue("output", i, outputs[i]) for i in grad.outputs_to_save]
         return saved
     saved = []
@@ -237,7 +256,7 @@ def _saved_by_config(grad: GradConfig, inputs, outputs) -> list[SavedValue]:
             else:  # only constants' gradients read it
                 saved.append(SavedValue._unneeded(role, key, t))
                 continue
-        saved.append(SavedValue(role, key, t))
+        saved.append(SavedValue(role, key, own(t) if type(t) is _Foreign else t))
     return saved
 
 

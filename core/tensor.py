@@ -92,6 +92,13 @@ def _to_array(data, dtype=None, where="tensor") -> np.ndarray:
     return _check_dtype(arr, where)
 
 
+class _HoldsTensor(Exception):
+    """``__array__`` ran while ``tensor_data.from_data`` converted a list of tensors."""
+
+
+_CONVERTING = threading.local()  # on while from_data converts a list (tensor_data.py)
+
+
 class Tensor(TensorOperators):
     """An immutable n-dimensional value recorded by tapes.
 
@@ -100,6 +107,7 @@ class Tensor(TensorOperators):
 
     __slots__ = ("_data", "id", "name", "_meta", "__weakref__")
     __array_priority__ = 100  # numpy defers `ndarray op Tensor` to us
+    _version = 0  # a Tensor's value never changes; Variable.assign counts its changes
 
     def __init__(self, data, name: str | None = None):
         if type(data) is not np.ndarray:  # numpy scalars, subclasses: a plain array
@@ -141,6 +149,12 @@ class Tensor(TensorOperators):
         return self.data.tolist()
 
     def __array__(self, dtype=None, copy=None):
+        if getattr(_CONVERTING, "on", False):  # a list being made a tensor: stack it (ops)
+            raise _HoldsTensor
+        if self.dtype.kind == "f":
+            from .tensor_data import check_not_recorded
+
+            check_not_recorded(self)  # a recorded tensor must not silently detach
         arr = self.data
         return arr.astype(dtype) if dtype is not None else arr.copy()
 
@@ -244,11 +258,12 @@ class Variable(Tensor):
         array([2., 4.], dtype=float32)
     """
 
-    __slots__ = ("trainable",)
+    __slots__ = ("trainable", "_version")
 
     def __init__(self, data, name=None, trainable=True):
         super().__init__(data, name)
         self.trainable = trainable
+        self._version = 0  # +1 per assign: a tape's saved value of an older one is stale
 
     def assign(self, value) -> Variable:
         """Replace the value with ``value`` of the same shape and dtype; returns self."""
@@ -263,6 +278,7 @@ class Variable(Tensor):
             and value.shape == d.shape
             and value.flags.writeable
         ):  # a temporary (``v.assign(w - lr * g)``): the copy below would be wasted
+            self._version += 1
             self._data = value
             _LIVE[self.id] = value.nbytes
             return self
@@ -272,6 +288,7 @@ class Variable(Tensor):
                 f"Variable {self._label()}.assign: expected shape {self.shape}, got {new.shape}"
             )
         self._data = new.astype(self.dtype, copy=True)
+        self._version += 1
         _LIVE[self.id] = self._data.nbytes
         return self
 
@@ -332,7 +349,8 @@ def tensor(data, dtype=None, name: str | None = None) -> Tensor:
     """Make a tensor. Lists of Python floats become float32; numpy arrays keep their dtype.
 
     Args:
-        data: nested lists, a number, a numpy array or a Tensor (copied).
+        data: nested lists, a number, a numpy array or a Tensor (copied). A list or tuple
+            holding tensors is stacked with ops, so a tape records it and gradients flow.
         dtype: optional dtype to convert to.
         name: optional name shown by tapeviz.
 
@@ -344,6 +362,12 @@ def tensor(data, dtype=None, name: str | None = None) -> Tensor:
         >>> core.tensor([[1.0, 2.0]]).shape
         (1, 2)
     """
+    if type(data) is list or type(data) is tuple:  # tensors inside are stacked with ops
+        from .tensor_data import from_data
+
+        out = from_data(data, dtype, "tensor")
+        out.name = name
+        return out
     arr = _to_array(data, dtype, "tensor")
     if arr is data or isinstance(data, Tensor):
         arr = arr.copy()

@@ -13,9 +13,11 @@ How a layer applies ``func`` (``input_rank`` is the rank of one example):
 The output shape is inferred by running ``func`` on a test input of the input's shape
 (``np.random.default_rng(0).standard_normal(shape)``); an output of another shape later (a
 shape that depends on values) is an error. The output has
-the input's float type. Bounds: numba runs unchecked by default (fast; an out-of-range index
-is undefined behaviour, as in Wolfram); ``boundscheck=True``, or ``core.settings.boundscheck``
-when ``boundscheck=None``, raises an ``IndexError`` naming the layer (slower).
+the input's float type. Bounds: checked by default (``core.settings.boundscheck`` is True), so
+an out-of-range index raises an ``IndexError`` naming the layer instead of crashing the
+process; ``boundscheck=False`` (or the setting False) is the explicit fast opt-in, where an
+out-of-range index is undefined behaviour as in Wolfram. Checked batches run serially, not in
+a parallel loop (``bench/bench_numba.py`` measures the cost).
 """
 
 from __future__ import annotations
@@ -61,7 +63,8 @@ class CompiledLayer:
             ops), ``None`` (not differentiable), or a function ``(x, dy)`` or ``(x, dy, y)``
             returning dx (``y``: the output the forward computed); it is compiled too.
         input_rank: the rank of one example (see the module docstring); None: no batches.
-        boundscheck: True/False, or None to follow ``core.settings.boundscheck``.
+        boundscheck: True/False, or None to follow ``core.settings.boundscheck`` (True unless
+            changed: False is the fast, unchecked opt-in).
         name: the node label (default: ``func``'s name).
         batch: ``func`` works on a whole batch (needs ``input_rank``).
 

@@ -2,9 +2,10 @@
 
 ``f(*inputs, save)`` runs once, under ``no_grad`` (the ops inside are not recorded), and returns
 its value with ``grad_func(dy, saved)``. The gradient is written with ops, so it differentiates
-again, as long as it uses only ``f``'s inputs and outputs: a saved *intermediate* is a constant
-to an outer tape, and a second derivative through it would be silently wrong (PyTorch's
-trap). Here the outer tape sees where the intermediate came from and raises instead.
+again, as long as it uses only ``f``'s inputs and outputs: an *intermediate*, saved or
+captured by ``grad_func``'s closure, is a constant to an outer tape, and a second derivative
+through it would be silently wrong (PyTorch's trap). Here the outer tape sees where the
+intermediate came from and raises instead.
 """
 
 from __future__ import annotations
@@ -12,13 +13,13 @@ from __future__ import annotations
 import functools
 import inspect
 
-import numpy as np
-
 from .. import engine
 from .. import tensor as _tensor_mod
 from ..backward import GradientError
+from ..grad_validation import check_gradient
 from ..registry import GradConfig
 from ..tensor import Tensor
+from .captured import captured_tensors
 
 __all__ = ["custom_grad"]
 
@@ -170,9 +171,15 @@ def _record(op, name, names, xs, outputs, grad_func, saved, start):
             roles.append(("memory", f"saved{k}", t))
             if t.id > start and t.dtype.kind == "f":  # made inside f from the inputs
                 hazards.append(t)
-    grad_fn = functools.partial(
-        _grad_fn, _Spec(name, names, xs, len(outputs), grad_func, tuple(hazards))
-    )
+    known = {id(t) for t in (*xs, *outputs, *saved)}
+    captured = [  # reached through grad_func's closure, not save(): the same hazard
+        t
+        for t in captured_tensors(grad_func)
+        if id(t) not in known and t.id > start and t.dtype.kind == "f"
+    ]
+    spec = _Spec(name, names, xs, len(outputs), grad_func, tuple(hazards + captured))
+    spec.captured = len(captured)
+    grad_fn = functools.partial(_grad_fn, spec)
     nodes = engine.record_node(
         KERNEL,
         dict(zip(names, xs)),
@@ -195,12 +202,15 @@ def _record(op, name, names, xs, outputs, grad_func, saved, start):
 class _Spec:
     """What the gradient of one call needs: names, input shapes/dtypes, grad_func."""
 
-    __slots__ = ("name", "names", "inputs", "shapes", "num_outputs", "grad_func", "hazards")
+    __slots__ = (
+        "name", "names", "inputs", "shapes", "num_outputs", "grad_func", "hazards", "captured"
+    )  # fmt: skip
 
     def __init__(self, name, names, xs, num_outputs, grad_func, hazards):
         self.name, self.names, self.inputs = name, names, xs
         self.shapes = [(x.shape, x.dtype) for x in xs]
         self.num_outputs, self.grad_func, self.hazards = num_outputs, grad_func, hazards
+        self.captured = 0  # how many of the hazards grad_func reaches through its closure
 
 
 def _grad_fn(spec, dy, saved, attrs):
@@ -269,18 +279,13 @@ def _check_gradient(spec, i, g):
     if g is None or dtype.kind != "f":  # a non-float input never needs a gradient
         return None
     where = f"custom_grad({spec.name}): gradient for input {i} ({spec.names[i]!r})"
-    if isinstance(g, (np.ndarray, np.generic)):
-        g = Tensor(np.asarray(g))
-    if not isinstance(g, Tensor):
-        raise GradientError(f"{where}: expected a Tensor, got {type(g).__name__}")
-    if g.shape != shape:
-        hint = f"; reduce a broadcast with tv.sum_to(g, {shape})" if g.ndim >= len(shape) else ""
-        raise GradientError(f"{where}: expected shape {shape}, got {g.shape}{hint}")
-    if g.dtype != dtype:
-        raise GradientError(
-            f"{where}: expected dtype {dtype}, got {g.dtype}; cast it with tv.cast(g, '{dtype}')"
-        )
-    return g
+    gshape = getattr(g, "shape", None)
+    hint = ""
+    if gshape is not None and gshape != shape and len(gshape) >= len(shape):
+        hint = f"; reduce a broadcast with tv.sum_to(g, {shape})"
+    elif getattr(g, "dtype", dtype) != dtype:
+        hint = f"; cast it with tv.cast(g, '{dtype}')"
+    return check_gradient(g, shape, dtype, where, hint=hint)
 
 
 def outer_recorders() -> tuple:
@@ -309,12 +314,17 @@ def _mark_intermediates(spec):
 
 
 def _intermediate_grad(spec, dy, saved, attrs):
+    n_saved, n_captured = len(spec.hazards) - spec.captured, spec.captured
+    how = " and ".join(
+        [f"{n_saved} saved"] * bool(n_saved) + [f"{n_captured} closure-captured"] * bool(n_captured)
+    )
+
     def fail():
         raise GradientError(
             f"custom_grad({spec.name}): cannot differentiate its gradient again: grad_func uses "
-            f"{len(spec.hazards)} saved intermediate value(s) computed inside {spec.name}, which "
-            "the outer tape can only see as constants, so the second derivative would be "
-            "silently wrong. Fix: save only the inputs or the outputs and recompute the "
+            f"{how} intermediate value(s) computed inside {spec.name}, which the outer tape can "
+            "only see as constants, so the second derivative would be silently wrong. Fix: "
+            "save only the inputs or the outputs (and capture nothing else) and recompute the "
             "intermediate inside grad_func with ops (e.g. y = exp(x) from the saved x)."
         )
 

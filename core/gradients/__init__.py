@@ -25,6 +25,7 @@ FAMILIES = (elementwise, elementwise_math, fused, reduce, scan, linalg, contract
 
 def register() -> None:
     for family in FAMILIES:
+        optional = getattr(family, "OPTIONAL_INPUTS", {})  # inputs a kernel may be run without
         for name, fn, inputs_to_save, outputs_to_save, *needed_by in family.GRADIENTS:
             save_all = inputs_to_save == "*"
             register_gradient(
@@ -34,5 +35,6 @@ def register() -> None:
                 outputs_to_save,
                 save_all_inputs=save_all,
                 needed_by=needed_by[0] if needed_by else None,
+                optional_inputs=optional.get(name, ()),
                 _builtin=True,
             )

@@ -79,3 +79,4 @@ GRADIENTS = [
     (K.MATMUL, _matmul, ("a", "b"), (), {"a": ("b",), "b": ("a",)}),
     (K.FUSED_MATMUL, _fused_matmul, ("a", "b"), (0,), {"a": ("b",), "b": ("a",)}),
 ]
+OPTIONAL_INPUTS = {K.FUSED_MATMUL: ("bias",)}  # fused_matmul runs without a bias too

@@ -36,8 +36,7 @@ def save_weights(model, path) -> None:
 
 def _read(path) -> dict:
     try:
-        with np.load(os.fspath(path), allow_pickle=False) as npz:
-            return {k: npz[k] for k in npz.files}
+        loaded = np.load(os.fspath(path), allow_pickle=False)
     except FileNotFoundError:
         raise FileNotFoundError(f"load_weights: no such file {os.fspath(path)!r}") from None
     except (OSError, ValueError, EOFError, zipfile.BadZipFile, KeyError) as e:
@@ -45,6 +44,13 @@ def _read(path) -> dict:
             f"load_weights: {os.fspath(path)!r} is not a readable weights file (.npz without "
             f"pickled objects): {e}"
         ) from None
+    if not isinstance(loaded, np.lib.npyio.NpzFile):  # a .npy file: one bare array
+        raise ValueError(
+            f"load_weights: {os.fspath(path)!r} holds a single array ({type(loaded).__name__}), "
+            "not a weights archive; expected an .npz written by save_weights"
+        )
+    with loaded as npz:
+        return {k: npz[k] for k in npz.files}
 
 
 def load_weights(model, path) -> None:

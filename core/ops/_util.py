@@ -6,7 +6,8 @@ import numbers
 
 import numpy as np
 
-from ..tensor import Tensor, _Constant, _to_array
+from ..tensor import Tensor, _Constant
+from ..tensor_data import from_data
 
 
 def as_tensor(x, op: str, like: Tensor | None = None) -> Tensor:
@@ -21,7 +22,7 @@ def as_tensor(x, op: str, like: Tensor | None = None) -> Tensor:
         and not isinstance(x, np.generic)
     ):
         return Tensor(np.asarray(x, dtype=_weak_dtype(x, like.dtype)))
-    return Tensor(_to_array(x, where=op))
+    return from_data(x, where=op)  # a list holding tensors is stacked with ops
 
 
 _PY_NUMBERS = (float, int, bool)

@@ -20,7 +20,7 @@ RNG = np.random.default_rng(0)
 
 @pytest.fixture(autouse=True)
 def bounds_checked():
-    """Tests run with bounds checks on (the debug setting); the default is off, for speed."""
+    """Tests run with bounds checks on (the default; a test may turn it off)."""
     old = core.settings.boundscheck
     core.settings.boundscheck = True
     yield
@@ -226,6 +226,21 @@ def _top_level_seconds(buffer) -> float:
             total += 0.0 if depth else stamp - began
     assert total > 0, "numba compiled nothing: the check below would be empty"
     return total
+
+
+def test_bounds_are_checked_by_default_and_unchecked_is_the_opt_in():
+    """Issue 12 (9): an out-of-range index in a default layer is an IndexError, not a
+    crashed process; the unchecked mode is asked for explicitly."""
+    assert type(core.settings).boundscheck is True  # the shipped default
+
+    def past_the_end(x):
+        return x + x[x.shape[0]]
+
+    layer = CompiledLayer(past_the_end, gradient=None, name="oob")
+    assert layer.info().boundscheck == "follows core.settings.boundscheck"
+    with pytest.raises(IndexError, match="'oob'.*out of bounds"):
+        layer(core.tensor([1.0, 2.0]))
+    assert CompiledLayer(past_the_end, gradient=None, boundscheck=False)._checked() is False
 
 
 def test_info_reports_shapes_gradient_signatures_and_compile_time():

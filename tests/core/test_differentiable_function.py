@@ -203,7 +203,7 @@ def test_second_order_is_an_error_naming_the_class():
 
 
 def test_jvp_differentiates_backward_with_respect_to_dy():
-    """backward is linear in dLdY, so core.jvp (a double VJP) works, exactly."""
+    """core.jvp (a double VJP) works: J·u by differences of forward, ~1e-10 relative."""
     fn = PolarToCart()
     r, th = tv.tensor([1.0, 2.0]), tv.tensor([0.3, -1.2])
     tr, tt = tv.tensor([0.5, -1.0]), tv.tensor([2.0, 1.0])
