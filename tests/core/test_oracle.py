@@ -11,9 +11,14 @@ from __future__ import annotations
 import importlib
 import pathlib
 
+import autograd.numpy as anp
+import hypothesis.extra.numpy as hnp
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from oracle import BACKENDS, DTYPES, OracleCase, check_case
+from oracle_cases_ops import rand
 
 import core
 from core.backends import numba as nb
@@ -45,18 +50,23 @@ def compiled_numba():
         nb.use_compiled_elementwise(False)
 
 
-def _params():
-    for case in CASES:
-        for backend in BACKENDS:
-            for dtype in DTYPES:
-                if dtype is np.float32 and not case.float32:
-                    continue
-                yield pytest.param(case, backend, dtype, id=f"{case.id}-{backend}-{dtype.__name__}")
+def _runs(case: OracleCase):
+    for backend in BACKENDS:
+        for dtype in DTYPES:
+            if case.float32 or dtype is not np.float32:
+                yield backend, dtype
 
 
-@pytest.mark.parametrize(("case", "backend", "dtype"), list(_params()))
-def test_oracle(case, backend, dtype, compiled_numba):
-    check_case(case, backend, dtype)
+@pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
+def test_oracle(case, compiled_numba):
+    """One test per case, every backend and dtype inside it (all failures are reported)."""
+    failures = []
+    for backend, dtype in _runs(case):
+        try:
+            check_case(case, backend, dtype)
+        except AssertionError as e:
+            failures.append(str(e))
+    assert not failures, "\n\n".join(failures)
 
 
 def test_case_ids_are_unique_and_notes_explain_overrides():
@@ -101,3 +111,56 @@ def test_every_listed_kernel_runs_in_its_cases():
         if missing:
             wrong.append((case.id, sorted(missing)))
     assert not wrong, f"cases listing kernels they never run: {wrong}"
+
+
+def _case(case_id: str) -> OracleCase:
+    return next(c for c in CASES if c.id == case_id)
+
+
+def _wrong_tanh_grad_y(dz, saved, attrs):  # the y-gradient of TanhGrad off by a factor 2
+    dy, y = saved
+    return {"dy": lambda: dz * (1 - y * y), "y": lambda: dz * dy * y * -4}
+
+
+def test_the_oracle_catches_wrong_answers():
+    """A check that cannot fail is no check: wrong first and second derivatives, a lost NaN,
+    a wrong shape are each caught, on the backend where they happen."""
+    tanh = _case("tanh[2, 3]")
+    with core.gradient_override("Tanh", lambda dy, saved, attrs: {"x": lambda: dy}):
+        with pytest.raises(AssertionError, match="gradient w.r.t. argument 0"):
+            check_case(tanh, "numpy", np.float64)
+    with core.gradient_override("TanhGrad", _wrong_tanh_grad_y):
+        check_case(_case("tanh[edge]"), "numpy", np.float64)  # no HVP there: not seen
+        with pytest.raises(AssertionError, match="Hessian-vector product"):
+            check_case(tanh, "numba", np.float32)
+    zero = lambda dy, saved, attrs: {"a": lambda: dy * 0, "b": lambda: dy * 0}  # noqa: E731
+    with core.gradient_override("Maximum", zero), pytest.raises(AssertionError, match="NaN|nan"):
+        check_case(_case("maximum[nan]"), "numpy", np.float64)
+    x = np.arange(6.0).reshape(2, 3)
+    transposed = OracleCase("wrong shape", (), lambda x: x.T, lambda x: x, (x,))
+    with pytest.raises(AssertionError, match=r"forward value: shape \(3, 2\)"):
+        check_case(transposed, "numpy", np.float64)
+
+
+_BINARY = {"add": (core.add, anp.add), "mul": (core.mul, anp.multiply),
+           "maximum": (core.maximum, anp.maximum), "div": (core.div, anp.true_divide)}  # fmt: skip
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    shapes=hnp.mutually_broadcastable_shapes(
+        num_shapes=2, min_dims=0, max_dims=3, min_side=0, max_side=3
+    ),
+    op=st.sampled_from(sorted(_BINARY)),
+    backend=st.sampled_from(BACKENDS),
+)
+def test_broadcasting_binary_ops_against_the_oracle(shapes, op, backend, compiled_numba):
+    """Shapes drawn by hypothesis (size 0 and 1 included); gradients reduced to each shape."""
+    (sa, sb), _ = shapes
+    tv_fn, ag_fn = _BINARY[op]
+    a = rand(sa, f"hyp{op}a")
+    b = rand(sb, f"hyp{op}b", "positive" if op == "div" else "any")
+    case = OracleCase(f"hypothesis:{op}{sa}{sb}", (), lambda a, b: tv_fn(a, b) ** 2,
+                      lambda a, b: ag_fn(a, b) ** 2, (a, b), argnums=(0, 1))  # fmt: skip
+    for dtype in DTYPES:
+        check_case(case, backend, dtype)
