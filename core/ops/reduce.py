@@ -29,6 +29,15 @@ sum = _reduce(K.SUM, "sum")  # noqa: A001 - numpy's name
 max = _reduce(K.MAX, "max")  # noqa: A001
 min = _reduce(K.MIN, "min")  # noqa: A001
 prod = _reduce(K.PROD, "prod")
+_EXTREME_TIES = (
+    " Ties share the gradient evenly (autograd, PyTorch's ``amax``/``amin``); a NaN in a "
+    "reduction makes that reduction's gradient NaN."
+)
+max.__doc__ += _EXTREME_TIES
+min.__doc__ += _EXTREME_TIES
+prod.__doc__ += (
+    " The gradient and its own derivative are exact at zeros (the Hessian is symmetric)."
+)
 
 
 def _count(x: Tensor, axes) -> int:
