@@ -184,3 +184,20 @@ case("pow[zero base, exponent grad]", [K.POW], lambda a, b: a**b, lambda a, b: a
 # a; the right value is 1/a): the gradient is compared here, the HVP in test_conventions.py
 case("pow[zero exponent, exponent grad]", [K.POW], lambda a, b: a**b, lambda a, b: a**b,
     np.array([2.0, 0.5]), np.array([0.0, 0.0]), argnums=(0, 1), hvp=False)  # fmt: skip
+
+# binary edge points: 0 * inf, inf - inf, x / 0, 0 / 0, NaN (forward and gradient)
+EDGE_A = np.array([0.0, INF, -INF, NAN, 1.5, 0.0, INF, -2.0])
+EDGE_B = np.array([INF, INF, 1.0, 2.0, 0.0, 0.0, -INF, -0.0])
+for _name, _tv, _ag in (("add", tv.add, anp.add), ("sub", tv.sub, anp.subtract),
+                        ("mul", tv.mul, anp.multiply), ("div", tv.div, anp.true_divide),
+                        ("maximum", tv.maximum, anp.maximum)):  # fmt: skip
+    if _name == "maximum":  # NaN and ties: see maximum[nan]; here the finite, untied points
+        _a, _b = np.array([0.0, INF, -INF, 1.5]), np.array([INF, 1.0, 1.0, 0.0])
+    else:
+        _a, _b = EDGE_A, EDGE_B
+    case(f"{_name}[edge]", [getattr(K, _name.upper() if _name != "div" else "DIV")], _tv, _ag,
+         _a, _b, argnums=(0, 1), hvp=False)  # fmt: skip
+case("where[nan in the other branch]", [K.SELECT],
+     lambda a, b: tv.where(np.array([True, False, True]), a, b),
+     lambda a, b: anp.where(np.array([True, False, True]), a, b),
+     np.array([1.0, 2.0, 3.0]), np.array([NAN, 0.5, INF]), argnums=(0, 1), hvp=False)  # fmt: skip
