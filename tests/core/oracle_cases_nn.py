@@ -101,6 +101,8 @@ def _split_mix(parts, concat):
 
 case("getitem[basic]", [K.SLICE, K.SLICE_GRAD], lambda x: x[1:, ::2, -1] ** 2,
      lambda x: x[1:, ::2, -1] ** 2, X)  # fmt: skip
+case("getitem[reversed, None]", [K.SLICE, K.SLICE_GRAD], lambda x: x[::-1, None, 1:] ** 2,
+     lambda x: x[::-1, None, 1:] ** 2, X)  # fmt: skip
 case("getitem[repeated index]", [K.SLICE, K.SLICE_GRAD],
      lambda x: tv.getitem(x, (np.array([0, 1, 0]), slice(None), 2)) ** 2,
      lambda x: x[np.array([0, 1, 0]), :, 2] ** 2, X)  # fmt: skip

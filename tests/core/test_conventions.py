@@ -144,3 +144,14 @@ def test_softmax_cross_entropy_hessian_in_labels_and_logits(labels):
     grad = tv.grad(tv_f)(_t(both)).numpy()
     np.testing.assert_allclose(grad, autograd.grad(lambda v: _ag_sce(
         v[:6].reshape(2, 3), v[6:].reshape(2, 3)))(both), atol=1e-12)  # fmt: skip
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("op", ["softmax", "log_softmax"])
+def test_softmax_over_an_empty_axis_is_empty(backend, op):
+    f = getattr(tv, op)
+    x = tv.tensor(np.zeros((0, 3)))
+    with tv.backend(backend):
+        y = f(x, 0)
+        g = tv.grad(lambda x: tv.sum(f(x, 0)))(x)
+    assert y.shape == (0, 3) and g.shape == (0, 3)
