@@ -164,3 +164,30 @@ def test_broadcasting_binary_ops_against_the_oracle(shapes, op, backend, compile
                       lambda a, b: ag_fn(a, b) ** 2, (a, b), argnums=(0, 1))  # fmt: skip
     for dtype in DTYPES:
         check_case(case, backend, dtype)
+
+
+_REDUCE = {"sum": (core.sum, anp.sum), "max": (core.max, anp.max), "mean": (core.mean, anp.mean),
+           "logsumexp": (core.logsumexp, None)}  # fmt: skip
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    shape=hnp.array_shapes(min_dims=1, max_dims=3, min_side=1, max_side=3),
+    data=st.data(),
+    op=st.sampled_from(sorted(_REDUCE)),
+    keepdims=st.booleans(),
+)
+def test_reductions_over_drawn_axes_against_the_oracle(shape, data, op, keepdims, compiled_numba):
+    """Shapes and axis sets drawn by hypothesis; both backends, both dtypes."""
+    import autograd.scipy.special as asp
+
+    axis = data.draw(st.sets(st.integers(0, len(shape) - 1), min_size=1).map(tuple))
+    tv_fn, ag_fn = _REDUCE[op]
+    ag_fn = ag_fn or asp.logsumexp
+    x = rand(shape, f"hyp{op}")
+    case = OracleCase(f"hypothesis:{op}{shape}{axis}{keepdims}", (),
+                      lambda x: tv_fn(x, axis, keepdims) ** 2,
+                      lambda x: ag_fn(x, axis, keepdims=keepdims) ** 2, (x,))  # fmt: skip
+    for backend in BACKENDS:
+        for dtype in DTYPES:
+            check_case(case, backend, dtype)
