@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import numpy as np
-
 from .. import kernel_names as K
 from .. import ops as o
 from ..tensor import Tensor
@@ -56,17 +54,15 @@ def _prod(dy, saved, attrs):
 
 def _prod_with_zeros(x, zero, axis):
     """prod_{j != i} x_j along ``axis`` where ``x`` has zeros (``zero``: a bool array)."""
-    count = zero.sum(axis=axis, keepdims=True)  # zeros per reduction: constant
-    at_zero = Tensor(np.broadcast_to(zero, x.shape))
+    count = zero.sum(axis=axis, keepdims=True)  # zeros per reduction: constant masks
+    none, one, two = (Tensor(count == c) for c in (0, 1, 2))
+    at_zero, zeros = Tensor(zero), o.zeros_like(x)
     safe_x = o.where(at_zero, o.ones_like(x), x)
     rest = o.prod(safe_x, axis, keepdims=True)
-    s = o.sum(o.where(at_zero, x, o.zeros_like(x)), axis, keepdims=True)
-    one, two = Tensor(count == 1), Tensor(count == 2)
-    none = Tensor(count == 0)
-    zero_t, zeros = Tensor(zero), o.zeros_like(x)
+    s = o.sum(o.where(at_zero, x, zeros), axis, keepdims=True)
     nonzero_grad = o.where(none, rest / safe_x, o.where(one, s * rest / safe_x, zeros))
     zero_grad = o.where(one, rest, o.where(two, (s - x) * rest, zeros))
-    return o.where(zero_t, zero_grad, nonzero_grad)
+    return o.where(at_zero, zero_grad, nonzero_grad)
 
 
 # softmax: y = softmax(x); dx = y (dy - sum(dy y))
