@@ -58,7 +58,7 @@ for act in _ACT:
 
 
 def _ag_pad(x, pads):
-    """Zero padding by concatenation (autograd's own pad VJP is broken in 1.7)."""
+    """Zero padding by concatenation (autograd 1.9.1: its pad VJP raises a TypeError)."""
     for axis, (before, after) in enumerate(pads):
         shape = list(anp.shape(x))
         parts = []
