@@ -21,6 +21,7 @@ from ..ops.elementwise import (
     sqrt_grad,
     tanh_grad,
 )
+from ..tensor import Tensor
 
 _SELU_ALPHA = 1.6732632423543772
 _SELU_SCALE = 1.0507009873554805
@@ -212,28 +213,45 @@ def _div(dy, saved, attrs):
     return {"a": lambda: dy / b, "b": lambda: o.neg(dy * a) / (b * b)}
 
 
-# pow: y = a^b; da = dy b a^(b-1); db = dy y log(a) (0 where a <= 0)
+# pow: y = a^b; da = dy b a^(b-1) (0 where a = b = 0, as PyTorch and autograd: d/dx x^0 = 0);
+# db = dy y log(a) (0 where a = 0 and b >= 0, as PyTorch; NaN for a < 0: no real log)
 def _pow(dy, saved, attrs):
     a, b, y = saved
 
+    def da():
+        exponent = b - 1
+        both_zero = (a.numpy() == 0) & (b.numpy() == 0)
+        if both_zero.any():  # exponent 1 there (b times it is 0): no 0 * inf, and its own
+            exponent = o.where(Tensor(both_zero), o.ones_like(b), exponent)  # gradient is finite
+        return dy * b * o.pow(a, exponent)
+
     def db():
-        positive = a > 0
-        safe_a = o.where(positive, a, o.ones_like(a))
-        return dy * y * o.where(positive, o.log(safe_a), o.zeros_like(a))
+        flat = (a.numpy() == 0) & (b.numpy() >= 0)
+        if flat.any():  # log(1) = 0 there: no -inf, whose gradient would be 0 * inf later
+            a_ = o.where(Tensor(flat), o.ones_like(a), a)
+            return dy * y * o.log(a_)
+        return dy * y * o.log(a)
 
-    return {"a": lambda: dy * b * o.pow(a, b - 1), "b": db}
+    return {"a": da, "b": db}
 
 
-# maximum: da = dy where a >= b, db = dy where a < b
+# maximum: da = dy where a > b, db = dy where a < b, dy/2 each at a tie (PyTorch, autograd);
+# where a or b is NaN neither loses: both get dy (PyTorch), so the NaN stays visible
 def _maximum(dy, saved, attrs):
     a, b = saved
-    return {"a": lambda: dy * _mask(a >= b, dy), "b": lambda: dy * _mask(a < b, dy)}
+    return {"a": lambda: _share(dy, a, b, o.less(a, b)), "b": lambda: _share(dy, a, b, a > b)}
 
 
-# minimum: da = dy where a <= b, db = dy where a > b
+# minimum: as maximum, with the comparisons reversed
 def _minimum(dy, saved, attrs):
     a, b = saved
-    return {"a": lambda: dy * _mask(a <= b, dy), "b": lambda: dy * _mask(a > b, dy)}
+    return {"a": lambda: _share(dy, a, b, a > b), "b": lambda: _share(dy, a, b, o.less(a, b))}
+
+
+def _share(dy, a, b, lost):
+    """dy where this input won, dy/2 at a tie, 0 where it ``lost`` (masks are constants)."""
+    tie, zero = o.equal(a, b), o.zeros_like(dy)
+    return o.where(lost, zero, o.where(tie, dy * 0.5, dy))
 
 
 # select: da = dy where condition, db = dy elsewhere

@@ -107,8 +107,8 @@ def _avg_pool_grad(g, saved, attrs):  # linear; its adjoint is the average pool 
     return {"dy": lambda: run_kernel(K.AVG_POOL, {"x": g}, _pool_attrs(attrs))}
 
 
-# softmax_cross_entropy: y = -sum(t log_softmax(z)) / n;
-# dz = (softmax(z) - t) dy / n, dt = -log_softmax(z) dy / n
+# softmax_cross_entropy: y = -sum(t log_softmax(z)) / n, T = sum(t, -1) (1 for probability
+# labels, any value allowed); dz = (softmax(z) T - t) dy / n, dt = -log_softmax(z) dy / n
 def _softmax_cross_entropy(dy, saved, attrs):
     z, t = saved
     n = _rows(z)
@@ -118,21 +118,26 @@ def _softmax_cross_entropy(dy, saved, attrs):
     }
 
 
-# softmax_cross_entropy_grad: g = (p - t) dy / n, p = softmax(z); d(dy) = sum(dg (p - t)) / n,
-# d(z) = p (u - sum(u p)) with u = dg dy / n, d(t) = -dg dy / n
+# softmax_cross_entropy_grad: g = (p T - t) dy / n, p = softmax(z), T = sum(t, -1);
+# d(dy) = sum(dg (p T - t)) / n; d(z) = T p (u - sum(u p)) with u = dg dy / n;
+# d(t) = (sum(dg p, -1) - dg) dy / n (T depends on every label of its row)
 def _softmax_cross_entropy_grad(dg, saved, attrs):
     dy, z, t = saved
     n = _rows(z)
 
     def dz():
         p, u = o.softmax(z, -1), dg * (dy * (1 / n))
-        return p * (u - o.sum(u * p, -1, keepdims=True))
+        return o.sum(t, -1, keepdims=True) * p * (u - o.sum(u * p, -1, keepdims=True))
 
-    return {
-        "dy": lambda: o.sum(dg * (o.softmax(z, -1) - t)) * (1 / n),
-        "logits": dz,
-        "labels": lambda: dg * (dy * (-1 / n)),
-    }
+    def ddy():
+        p = o.softmax(z, -1)
+        return o.sum(dg * (p * o.sum(t, -1, keepdims=True) - t)) * (1 / n)
+
+    def dt():
+        p = o.softmax(z, -1)
+        return (o.sum(dg * p, -1, keepdims=True) - dg) * (dy * (1 / n))
+
+    return {"dy": ddy, "logits": dz, "labels": dt}
 
 
 def _rows(z) -> int:

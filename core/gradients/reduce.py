@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from .. import kernel_names as K
 from .. import ops as o
+from ..tensor import Tensor
 
 
 def _expand(dy, attrs):
@@ -34,21 +35,34 @@ def _extreme(dy, saved, attrs):
     return {"x": dx}
 
 
-# prod: dx_i = dy * prod_{j != i} x_j (safe where x has zeros)
+# prod: dx_i = dy prod_{j != i} x_j. Without zeros that is prod(x) / x_i. With zeros it is
+# built so that its own derivative is right too (the Hessian, issue 12): along a reduction
+# with c zeros, s = sum of x over the zeros (0, but x's derivative flows through it) and
+# r = product of the non-zeros: c = 1: dx = r at the zero, s r / x_i elsewhere;
+# c = 2: dx = (s - x_i) r at a zero (the other zero's x), 0 elsewhere; c > 2: 0.
 def _prod(dy, saved, attrs):
     (x,) = saved
 
     def dx():
-        axis = attrs["axis"]
-        zero = o.equal(x, 0)
-        zeros = o.sum(o.cast(zero, x.dtype), axis, keepdims=True)
-        rest = o.prod(o.where(zero, o.ones_like(x), x), axis, keepdims=True)
-        safe_x = o.where(zero, o.ones_like(x), x)
-        at_zero = rest * o.cast(o.equal(zeros, 1), x.dtype)
-        elsewhere = rest / safe_x * o.cast(o.equal(zeros, 0), x.dtype)
-        return _expand(dy, attrs) * o.where(zero, at_zero, elsewhere)
+        axis, values = attrs["axis"], x.numpy()
+        if not (values == 0).any():
+            return _expand(dy, attrs) * (o.prod(x, axis, keepdims=True) / x)
+        return _expand(dy, attrs) * _prod_with_zeros(x, values == 0, axis)
 
     return {"x": dx}
+
+
+def _prod_with_zeros(x, zero, axis):
+    """prod_{j != i} x_j along ``axis`` where ``x`` has zeros (``zero``: a bool array)."""
+    count = zero.sum(axis=axis, keepdims=True)  # zeros per reduction: constant masks
+    none, one, two = (Tensor(count == c) for c in (0, 1, 2))
+    at_zero, zeros = Tensor(zero), o.zeros_like(x)
+    safe_x = o.where(at_zero, o.ones_like(x), x)
+    rest = o.prod(safe_x, axis, keepdims=True)
+    s = o.sum(o.where(at_zero, x, zeros), axis, keepdims=True)
+    nonzero_grad = o.where(none, rest / safe_x, o.where(one, s * rest / safe_x, zeros))
+    zero_grad = o.where(one, rest, o.where(two, (s - x) * rest, zeros))
+    return o.where(at_zero, zero_grad, nonzero_grad)
 
 
 # softmax: y = softmax(x); dx = y (dy - sum(dy y))

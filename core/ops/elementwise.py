@@ -63,7 +63,8 @@ def elu(x, alpha: float = 1.0) -> Tensor:
 
 
 def clip(x, min_value, max_value) -> Tensor:
-    """Clip to ``[min_value, max_value]``; the gradient passes where ``x`` is inside."""
+    """Clip to ``[min_value, max_value]``; the gradient passes where ``x`` is inside, bounds
+    included (PyTorch's clamp; autograd gives 0 at the bounds), and is 0 for NaN."""
     x = as_tensor(x, "clip")
     if min_value > max_value:
         raise ValueError(f"clip: min_value {min_value} is greater than max_value {max_value}")
@@ -129,6 +130,12 @@ sub = _binary(K.SUB, "sub")
 mul = _binary(K.MUL, "mul")
 maximum = _binary(K.MAXIMUM, "maximum")
 minimum = _binary(K.MINIMUM, "minimum")
+_TIES = (
+    "\n\nConvention (PyTorch): at a tie each input gets half the gradient; where an input is "
+    "NaN neither loses the comparison, so both get the whole gradient (a NaN stays visible)."
+)
+maximum.__doc__ += _TIES
+minimum.__doc__ += _TIES
 greater = _binary(K.GREATER, "greater")
 greater_equal = _binary(K.GREATER_EQUAL, "greater_equal")
 less = _binary(K.LESS, "less")
@@ -146,7 +153,11 @@ def div(a, b) -> Tensor:
 
 
 def pow(a, b) -> Tensor:  # noqa: A001 - numpy's name
-    """``a ** b``. The gradient for ``b`` uses ``log(a)``: defined where ``a > 0``."""
+    """``a ** b``.
+
+    Convention (PyTorch): ``d/da`` is 0 where ``a = b = 0`` (``d/dx x**0 = 0`` at 0);
+    ``d/db = y log(a)`` is 0 where ``a = 0`` and ``b >= 0``, NaN where ``a < 0`` (no real log).
+    """
     a, b = binary_args(a, b, "pow")
     return run_kernel(K.POW, {"a": a, "b": b})
 

@@ -107,7 +107,8 @@ def dropout(x, rate: float, seed: int | None = None, training: bool = True) -> T
 def softmax_cross_entropy_with_logits(labels, logits) -> Tensor:
     """Mean over rows of ``-sum(labels * log_softmax(logits), -1)`` in one kernel
     (``SoftmaxCrossEntropyWithLogits``), stable for large logits. ``labels`` are float
-    targets of the logits' shape (one-hot or soft); the result is a scalar.
+    targets of the logits' shape (one-hot, soft, or rows of any sum: the gradient does not
+    assume rows sum to 1); the result is a scalar.
 
     Example:
         >>> import core
@@ -122,8 +123,9 @@ def softmax_cross_entropy_with_logits(labels, logits) -> Tensor:
 
 
 def softmax_cross_entropy_grad(dy, logits, labels) -> Tensor:
-    """The loss's gradient for the logits, ``(softmax(logits) - labels) * dy / n``, in one
-    kernel (``SoftmaxCrossEntropyGrad``); ``dy`` is a scalar, ``n`` the number of rows."""
+    """The loss's gradient for the logits, ``(softmax(logits) * T - labels) * dy / n``, in one
+    kernel (``SoftmaxCrossEntropyGrad``); ``dy`` is a scalar, ``n`` the number of rows, ``T``
+    each row's label sum (1 for one-hot or probability labels; other labels are allowed)."""
     dy = as_tensor(dy, "softmax_cross_entropy_grad")
     z = as_tensor(logits, "softmax_cross_entropy_grad")
     t = as_tensor(labels, "softmax_cross_entropy_grad")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import numpy as np
+
 from .. import kernel_names as K
 from ..engine import run_kernel
 from ..tensor import Tensor
@@ -27,6 +29,15 @@ sum = _reduce(K.SUM, "sum")  # noqa: A001 - numpy's name
 max = _reduce(K.MAX, "max")  # noqa: A001
 min = _reduce(K.MIN, "min")  # noqa: A001
 prod = _reduce(K.PROD, "prod")
+_EXTREME_TIES = (
+    " Ties share the gradient evenly (autograd, PyTorch's ``amax``/``amin``); a NaN in a "
+    "reduction makes that reduction's gradient NaN."
+)
+max.__doc__ += _EXTREME_TIES
+min.__doc__ += _EXTREME_TIES
+prod.__doc__ += (
+    " The gradient and its own derivative are exact at zeros (the Hessian is symmetric)."
+)
 
 
 def _count(x: Tensor, axes) -> int:
@@ -53,20 +64,38 @@ def var(x, axis=None, keepdims: bool = False, ddof: int = 0) -> Tensor:
 
 
 def std(x, axis=None, keepdims: bool = False, ddof: int = 0) -> Tensor:
-    """Standard deviation: ``sqrt(var(x, axis, keepdims, ddof))``."""
-    from .elementwise import sqrt
+    """Standard deviation over ``axis``: ``sqrt(var(x, axis, keepdims, ddof))``.
 
-    return sqrt(var(x, axis, keepdims, ddof))
+    Convention: where the spread is 0 (all equal, or one element) the gradient is 0, as in
+    PyTorch (the derivative does not exist there; sqrt's would give 0 * inf = NaN).
+    """
+    from .elementwise import sqrt, where
+
+    v = var(x, axis, keepdims, ddof)
+    flat = v.numpy() == 0
+    if not flat.any():
+        return sqrt(v)
+    flat = Tensor(np.asarray(flat))
+    # sqrt of 1 where flat: its gradient there is finite, and the select sends it none
+    root = sqrt(where(flat, np.ones((), v.dtype), v))
+    return where(flat, np.zeros((), v.dtype), root)
 
 
 def logsumexp(x, axis=None, keepdims: bool = False) -> Tensor:
-    """``log(sum(exp(x)))``, stable: the max is subtracted first (and held constant)."""
-    from .elementwise import exp, log, stop_gradient
+    """``log(sum(exp(x)))``, stable: the max is subtracted first (and held constant).
+
+    Convention: a row of all ``-inf`` gives ``-inf`` (and one with ``+inf`` gives ``+inf``);
+    the gradient is ``exp(x - result)``, NaN for such rows, as in PyTorch.
+    """
+    from .elementwise import exp, log, stop_gradient, where
 
     x = as_tensor(x, "logsumexp")
     require_float(x, "logsumexp")
     axes = norm_axis(axis, x.ndim, "logsumexp")
     m = stop_gradient(max(x, axes, keepdims=True))
+    infinite = np.isinf(m.numpy())
+    if infinite.any():  # shift by 0 there: x - m would be inf - inf = NaN
+        m = where(Tensor(infinite), np.zeros((), x.dtype), m)
     out = log(sum(exp(x - m), axes, keepdims=True)) + m
     if keepdims:
         return out
@@ -96,12 +125,8 @@ log_softmax = _softmax_like(K.LOG_SOFTMAX, "log_softmax")
 
 def argmax(x, axis=None) -> Tensor:
     """Index of the maximum (not differentiable; returns int64)."""
-    import numpy as np
-
     return Tensor(np.asarray(np.argmax(as_tensor(x, "argmax").data, axis=axis)))
 
 
 def argmin(x, axis=None) -> Tensor:
-    import numpy as np
-
     return Tensor(np.asarray(np.argmin(as_tensor(x, "argmin").data, axis=axis)))

@@ -93,7 +93,8 @@ def pool(x, geom, out, is_max):
 
 @njit(parallel=True, cache=True)
 def max_pool_grad(x, dy, geom, dx):
-    """Route each ``dy`` element to the first maximum of its window (``dx`` starts at 0)."""
+    """Route each ``dy`` element to the first maximum of its window, or to its first NaN
+    (``dx`` starts at 0)."""
     n_, h, w, c = x.shape
     kh, kw, sh, sw, pt, pl, oh, ow = geom
     for n in prange(n_):
@@ -108,7 +109,8 @@ def max_pool_grad(x, dy, geom, dx):
                             wj = j * sw + q - pl
                             if 0 <= hi < h and 0 <= wj < w:
                                 v = x[n, hi, wj, k]
-                                if bh < 0 or v > best:
+                                # the first maximum; a NaN is the maximum (numpy's argmax)
+                                if bh < 0 or v > best or (v != v and best == best):
                                     best, bh, bw = v, hi, wj
                     dx[n, bh, bw, k] += dy[n, i, j, k]
     return dx

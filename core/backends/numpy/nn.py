@@ -129,11 +129,12 @@ def _softmax_cross_entropy(i, a):
 
 
 def _softmax_cross_entropy_grad(i, a):
-    """(softmax(z) - labels) * dy / n, in one array."""
+    """(softmax(z) * sum(labels, -1) - labels) * dy / n, in one array. The row sum is 1 for
+    one-hot or probability labels; other labels (issue 12) need it."""
     dy, z, t = i["dy"], i["logits"], i["labels"]
     p = z - np.max(z, axis=-1, keepdims=True)
     np.exp(p, out=p)
-    p /= np.sum(p, axis=-1, keepdims=True)
+    p *= np.sum(t, axis=-1, keepdims=True) / np.sum(p, axis=-1, keepdims=True)
     p -= t
     p *= (dy / max(_rows(z), 1)).astype(z.dtype)
     return p

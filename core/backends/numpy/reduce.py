@@ -18,6 +18,8 @@ def _reduce(fn):
 
 def _softmax(i, a):
     x = i["x"]
+    if x.size == 0:  # nothing to normalise (np.max of an empty axis would raise)
+        return x.copy()
     z = x - np.max(x, axis=a["axis"], keepdims=True)
     e = np.exp(z)
     return e / np.sum(e, axis=a["axis"], keepdims=True)
@@ -25,6 +27,8 @@ def _softmax(i, a):
 
 def _log_softmax(i, a):
     x = i["x"]
+    if x.size == 0:
+        return x.copy()
     z = x - np.max(x, axis=a["axis"], keepdims=True)
     return z - np.log(np.sum(np.exp(z), axis=a["axis"], keepdims=True))
 
