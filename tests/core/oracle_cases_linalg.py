@@ -74,9 +74,9 @@ case("tril", K.SELECT, lambda x: tv.tril(x, -1), lambda x: anp.tril(x, -1), a34)
 case("triu", K.SELECT, lambda x: tv.triu(x, 1), lambda x: anp.triu(x, 1), x234)
 for sa, sb in [((), (3,)), ((3,), (3,)), ((2, 3), (3,)), ((3,), (3, 2)), ((2, 3, 4), (4, 2)),
                ((2, 3), (2, 3, 4))]:  # fmt: skip
-    case(
-        f"dot{list(sa)}{list(sb)}", K.EINSUM, tv.dot, anp.dot, rand(*sa), rand(*sb), argnums=(0, 1)
-    )
+    # numpy's dot is a product, a matrix product or a contraction, by the operands' ranks
+    kernel = K.MUL if not sa else K.EINSUM if len(sa) + len(sb) > 3 else K.MATMUL
+    case(f"dot{list(sa)}{list(sb)}", kernel, tv.dot, anp.dot, rand(*sa), rand(*sb), argnums=(0, 1))
 
 # --- dense linear algebra -------------------------------------------------------------------
 la = tv.linalg
@@ -91,7 +91,7 @@ case("solve[matrix]", K.MATRIX_SOLVE, la.solve, anp.linalg.solve, sq + 3 * np.ey
      argnums=(0, 1))  # fmt: skip
 case("solve[vector]", K.MATRIX_SOLVE, la.solve, anp.linalg.solve, sq + 3 * np.eye(4), rand(4),
      argnums=(0, 1))  # fmt: skip
-case("cholesky", K.CHOLESKY, lambda a: la.cholesky(a @ a.T + 4 * tv.tensor(np.eye(4))),
+case("cholesky", K.CHOLESKY, lambda a: la.cholesky(a @ a.T + 4 * tv.tensor(np.eye(4, dtype=a.dtype))),
      lambda a: anp.linalg.cholesky(a @ a.T + 4 * np.eye(4)), sq)  # fmt: skip
 case("cholesky[direct]", K.CHOLESKY, la.cholesky, anp.linalg.cholesky, spd(3),
      note="symmetric gradient (autograd's convention)")  # fmt: skip
@@ -154,7 +154,7 @@ case("solve[batch]", K.MATRIX_SOLVE, la.solve, anp.linalg.solve, rand(2, 3, 3) +
 case("cholesky[batch]", K.CHOLESKY, la.cholesky, anp.linalg.cholesky,
      np.stack([spd(3), spd(3)]))  # fmt: skip
 case("eigh[batch]", K.SELF_ADJOINT_EIG,
-     lambda a: la.eigh(a)[0] + tv.sum(la.eigh(a)[1] ** 2 * np.arange(3.0), -1),
+     lambda a: la.eigh(a)[0] + tv.sum(la.eigh(a)[1] ** 2 * np.arange(3.0, dtype=a.dtype), -1),
      lambda a: anp.linalg.eigh(a)[0] + anp.sum(anp.linalg.eigh(a)[1] ** 2 * np.arange(3.0), -1),
      np.stack([spd(3), spd(3)]))  # fmt: skip
 case("svd[batch]", K.SVD, lambda a: la.svd(a, compute_uv=False),

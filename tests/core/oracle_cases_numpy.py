@@ -55,6 +55,8 @@ def make_case(cases: list):
 
     def case(id, kernels, tv_fn, ag_fn, *args, **kw):
         kernels = (kernels,) if isinstance(kernels, str) else tuple(kernels)
+        if kw.get("expect") is not None:  # the case's own gradient: no oracle Hessian to compare
+            kw.setdefault("hvp", False)
         cases.append(OracleCase(id, kernels, tv_fn, ag_fn, tuple(args), **kw))
 
     return case
@@ -90,7 +92,9 @@ case("fabs", K.ABS, tv.fabs, anp.fabs, rand(5))
 case("deg2rad", K.MUL, tv.deg2rad, anp.deg2rad, rand(3) * 90)
 case("rad2deg", K.MUL, tv.rad2deg, anp.rad2deg, rand(3))
 case("nan_to_num", K.SELECT, tv.nan_to_num, anp.nan_to_num,
-     np.array([1.0, np.nan, np.inf, -np.inf, -2.0]), hvp=False)  # fmt: skip
+     np.array([1.0, np.nan, np.inf, -np.inf, -2.0]), hvp=False, float32=False,
+     note="float32 is left out: infinities become the run dtype's largest value, and the "
+     "oracle runs in float64")  # fmt: skip
 case("nan_to_num[values]", K.SELECT, lambda x: tv.nan_to_num(x, nan=1.5, posinf=9.0),
      lambda x: anp.where(anp.isnan(x), 1.5, anp.where(x == np.inf, 9.0, x)),
      np.array([np.nan, np.inf, 3.0]), note="autograd's nan_to_num takes no nan=/posinf=")  # fmt: skip
@@ -161,7 +165,7 @@ case(
     lambda x: anp.hsplit(x, 2)[1] * 2.0,
     rand(3, 4),
 )
-case("vsplit", K.SPLIT, lambda x: tv.vsplit(x, [1])[1], lambda x: anp.vsplit(x, [1])[1], rand(3, 4))
+case("vsplit", K.SLICE, lambda x: tv.vsplit(x, [1])[1], lambda x: anp.vsplit(x, [1])[1], rand(3, 4))
 case("dsplit", K.SPLIT, lambda x: tv.dsplit(x, 2)[0], lambda x: anp.dsplit(x, 2)[0], x234)
 
 
