@@ -85,7 +85,10 @@ def _clip(a, a_min=_NO, a_max=_NO, out=None, *, min=_NO, max=_NO, **kw):  # noqa
     _check("clip", out=out)
     lo, hi = (min if a_min is _NO else a_min), (max if a_max is _NO else a_max)
     lo = -np.inf if lo is _NO or lo is None else lo
-    return o.clip(a, lo, np.inf if hi is _NO or hi is None else hi)
+    hi = np.inf if hi is _NO or hi is None else hi
+    if isinstance(lo, Tensor) or isinstance(hi, Tensor) or np.ndim(lo) or np.ndim(hi):
+        return o.minimum(o.maximum(a, lo), hi)  # array bounds: numpy's own definition
+    return o.clip(a, lo, hi)
 
 
 def _pad(array, pad_width, mode="constant", **kwargs):

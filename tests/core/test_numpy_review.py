@@ -1,0 +1,104 @@
+"""Regressions from the review of the differentiable numpy surface (issue 13): numpy's own
+results where tapeviz used to differ silently (integer sums, integer division), in-place numpy
+functions that wrote into "immutable" tensors, and ``np.clip`` with array bounds."""
+
+from __future__ import annotations
+
+import autograd
+import autograd.numpy as anp
+import numpy as np
+import pytest
+
+import core as tv
+
+
+def _same(got, ref):
+    assert isinstance(got, tv.Tensor)
+    assert got.dtype == np.asarray(ref).dtype, (got.dtype, np.asarray(ref).dtype)
+    np.testing.assert_array_equal(got.numpy(), ref)
+
+
+MASK = np.array([[True, False, True], [True, True, False]])
+SMALL = np.array([[100, 100, 27], [-128, 1, 2]], dtype=np.int8)
+
+
+@pytest.mark.parametrize("a", [MASK, SMALL, SMALL.astype(np.uint8)], ids=["bool", "i8", "u8"])
+def test_sum_and_prod_of_masks_and_small_integers_widen_as_numpy(a):
+    t = tv.tensor(a)
+    _same(np.sum(t), np.sum(a))  # a mask's sum counts; int8 does not wrap at 127
+    _same(np.sum(t, axis=1), np.sum(a, axis=1))
+    _same(np.add.reduce(t, axis=0), np.add.reduce(a, axis=0))
+    _same(tv.sum(t, axis=-1, keepdims=True), np.sum(a, axis=-1, keepdims=True))
+    _same(t.sum(axis=0), a.sum(axis=0))
+    _same(np.prod(t, axis=0), np.prod(a, axis=0))
+    _same(np.multiply.reduce(t, axis=1), np.multiply.reduce(a, axis=1))
+
+
+def test_float_sums_keep_their_dtype():
+    x = tv.tensor(np.ones((2, 3), np.float32))
+    assert np.sum(x).dtype == np.float32 and tv.prod(x, axis=0).dtype == np.float32
+
+
+def test_integer_division_is_exact_as_numpy():
+    a, b = np.array([2**40 + 1, -7, 7, 0]), np.array([1, 2, -2, 3])
+    ta, tb = tv.tensor(a), tv.tensor(b)
+    _same(np.floor_divide(ta, tb), np.floor_divide(a, b))
+    _same(np.floor_divide(ta, 2), np.floor_divide(a, 2))
+    _same(np.true_divide(ta, tb), np.true_divide(a, b))  # float64, not a rounded float32
+    _same(np.float_power(ta, 2), np.float_power(a, 2))
+    _same(
+        np.float_power(tv.tensor(np.float32([1.5, 2.0])), 3),
+        np.float_power(np.float32([1.5, 2.0]), 3),
+    )
+
+
+def test_float_division_and_float_power_still_differentiate():
+    x = np.array([0.5, 1.5, -2.0])
+
+    def f(m, a, float_power):  # autograd has no float_power gradient: its power is the same
+        return m.sum(m.floor_divide(a, 0.7) + m.true_divide(a, a * a + 1) + float_power(a, 3))
+
+    g = tv.grad(lambda t: f(np, t, np.float_power))(tv.tensor(x)).numpy()
+    np.testing.assert_allclose(g, autograd.grad(lambda a: f(anp, a, anp.power))(x), rtol=1e-12)
+
+
+def _in_place_calls():
+    return {
+        "ufunc.at": lambda t: np.add.at(t, [0], 10.0),
+        "copyto": lambda t: np.copyto(t, np.zeros(3)),
+        "put": lambda t: np.put(t, [0], 5.0),
+        "fill_diagonal": lambda t: np.fill_diagonal(t.reshape(1, 3), 0.0),
+        "out= of a ufunc without op": lambda t: np.cbrt(np.ones(3), out=t),
+        "out= of a constant ufunc": lambda t: np.signbit(np.ones(3), out=t),
+    }
+
+
+@pytest.mark.parametrize("name", list(_in_place_calls()))
+def test_numpy_in_place_functions_cannot_mutate_a_tensor(name):
+    x = tv.tensor(np.array([1.0, 2.0, 3.0]) if name != "out= of a constant ufunc" else MASK[0])
+    before = x.numpy().copy()
+    with pytest.raises(TypeError, match="writes into a tensor in place"):
+        _in_place_calls()[name](x)
+    np.testing.assert_array_equal(x.numpy(), before)
+
+
+def test_in_place_functions_on_plain_arrays_still_work():
+    a = np.array([1.0, 2.0, 3.0])
+    np.add.at(a, [0, 0], 1.0)
+    np.testing.assert_array_equal(a, [3.0, 2.0, 3.0])
+
+
+def test_clip_with_array_and_tensor_bounds():
+    a = np.array([[-1.0, 0.2, 0.9], [0.4, 2.0, -0.3]])
+    lo, hi = np.array([0.0, 0.1, -1.0]), np.array([[0.5], [1.5]])
+    _same(np.clip(tv.tensor(a), lo, hi), np.clip(a, lo, hi))
+    _same(np.clip(tv.tensor(a), None, tv.tensor(hi)), np.clip(a, None, hi))
+    _same(np.clip(tv.tensor(a), lo, 0.5), np.clip(a, lo, 0.5))
+
+    def f(m, x, h):  # no element sits on a bound: the gradient is unambiguous
+        return m.sum(m.clip(x, lo, h) * m.array([1.0, 2.0, 3.0]))
+
+    gx, gh = tv.grads(lambda x, h: f(np, x, h))(tv.tensor(a), tv.tensor(hi))
+    np.testing.assert_allclose(gx.numpy(), [[0.0, 2.0, 0.0], [1.0, 0.0, 3.0]])
+    np.testing.assert_allclose(gh.numpy(), [[3.0], [2.0]])
+    np.testing.assert_allclose(gx.numpy(), autograd.grad(f, 1)(anp, a, hi))
