@@ -46,14 +46,22 @@ def _moment(op, name):
            correction=_NO):  # fmt: skip
         _check(name, out=out, where=where, mean=mean)
         ddof = ddof if correction is _NO else correction
-        return _cast(op(a, axis, _keep(keepdims), ddof), dtype)
+        return _cast(op(_floating(a, dtype, name), axis, _keep(keepdims), ddof), dtype)
 
     return fn
 
 
+def _floating(a, dtype, name):
+    """numpy averages integers and masks in float64 (or the ``dtype=`` asked for)."""
+    a = as_tensor(a, f"numpy.{name}")
+    if a.dtype.kind in "biu":
+        return o.cast(a, np.float64 if dtype is None else dtype)
+    return a
+
+
 def _mean(a, axis=None, dtype=None, out=None, keepdims=_NO, *, where=_NO):
     _check("mean", out=out, where=where)
-    return _cast(o.mean(a, axis, _keep(keepdims)), dtype)
+    return _cast(o.mean(_floating(a, dtype, "mean"), axis, _keep(keepdims)), dtype)
 
 
 def _join(op, name):

@@ -102,3 +102,13 @@ def test_clip_with_array_and_tensor_bounds():
     np.testing.assert_allclose(gx.numpy(), [[0.0, 2.0, 0.0], [1.0, 0.0, 3.0]])
     np.testing.assert_allclose(gh.numpy(), [[3.0], [2.0]])
     np.testing.assert_allclose(gx.numpy(), autograd.grad(f, 1)(anp, a, hi))
+
+
+@pytest.mark.parametrize("a", [MASK, SMALL], ids=["bool", "i8"])
+def test_mean_var_std_of_masks_and_integers_as_numpy(a):
+    t = tv.tensor(a)
+    _same(np.mean(t), np.mean(a))  # accuracy = np.mean(pred == y): a float64 fraction
+    _same(np.mean(t, axis=0, dtype=np.float32), np.mean(a, axis=0, dtype=np.float32))
+    np.testing.assert_allclose(np.var(t, ddof=1).numpy(), np.var(a, ddof=1), rtol=1e-12)
+    assert np.std(t, axis=1).dtype == np.float64
+    np.testing.assert_allclose(np.std(t, axis=1).numpy(), np.std(a, axis=1), rtol=1e-12)
