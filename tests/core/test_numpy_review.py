@@ -112,3 +112,56 @@ def test_mean_var_std_of_masks_and_integers_as_numpy(a):
     np.testing.assert_allclose(np.var(t, ddof=1).numpy(), np.var(a, ddof=1), rtol=1e-12)
     assert np.std(t, axis=1).dtype == np.float64
     np.testing.assert_allclose(np.std(t, axis=1).numpy(), np.std(a, axis=1), rtol=1e-12)
+
+
+def _adjugate_T(a):
+    """The cofactor matrix from its definition (minors), independent of tapeviz's formulas."""
+    n = a.shape[-1]
+    cof = np.zeros_like(a)
+    for i, j in np.ndindex(n, n):
+        minor = np.delete(np.delete(a, i, 0), j, 1)
+        cof[i, j] = (-1) ** (i + j) * (np.linalg.det(minor) if n > 1 else 1.0)
+    return cof
+
+
+SINGULAR = {
+    "2x2 rank 1": [[1.0, 2.0], [2.0, 4.0]],
+    "3x3 rank 2": [[1.0, 2.0, 3.0], [4.0, 5.0, 6.0], [7.0, 8.0, 9.0]],
+    "3x3 rank 2, a zero row": [[0.0, 1.0, 0.0], [0.0, 0.0, 0.0], [2.0, 0.0, 0.0]],
+    "3x3 rank 1": np.ones((3, 3)),
+    "4x4 rank 2": np.outer([1.0, 2.0, 0.5, -1.0], [1.0, 0.0, 2.0, 1.0])
+    + np.outer([0.0, 1.0, 1.0, 3.0], [2.0, 1.0, -1.0, 0.5]),
+    "zero": np.zeros((3, 3)),
+    "1x1 zero": [[0.0]],
+}
+
+
+@pytest.mark.parametrize("name", list(SINGULAR))
+def test_det_gradient_at_a_singular_matrix_is_the_adjugate(name):
+    a = np.asarray(SINGULAR[name], dtype=np.float64)
+    assert abs(np.linalg.det(a)) < 1e-12
+    g = tv.grad(tv.linalg.det)(tv.tensor(a)).numpy()
+    np.testing.assert_allclose(g, _adjugate_T(a), atol=1e-10)
+
+
+@pytest.mark.parametrize("name", ["2x2 rank 1", "3x3 rank 2", "3x3 rank 1", "4x4 rank 2"])
+def test_det_second_order_at_a_singular_matrix(name):
+    a = np.asarray(SINGULAR[name], dtype=np.float64)
+    v = np.random.default_rng(0).normal(size=a.shape)
+    hv = tv.grad(lambda t: tv.sum(tv.grad(tv.linalg.det)(t) * v))(tv.tensor(a)).numpy()
+    eps, num = 1e-6, np.zeros_like(a)  # the cofactors are polynomials: central differences
+    for i in np.ndindex(a.shape):
+        d = np.zeros_like(a)
+        d[i] = eps
+        num[i] = np.sum((_adjugate_T(a + d) - _adjugate_T(a - d)) * v) / (2 * eps)
+    np.testing.assert_allclose(hv, num, atol=1e-6)
+
+
+def test_det_gradient_on_a_stack_with_one_singular_matrix():
+    a = np.stack([np.asarray(SINGULAR["2x2 rank 1"]), np.array([[2.0, 1.0], [0.5, 3.0]])])
+    g = tv.grad(lambda t: tv.sum(tv.linalg.det(t) * np.array([2.0, -1.0])))(tv.tensor(a))
+    want = np.stack([2 * _adjugate_T(a[0]), -_adjugate_T(a[1])])
+    np.testing.assert_allclose(g.numpy(), want, atol=1e-12)
+    g32 = tv.grad(tv.linalg.det)(tv.tensor(a[0].astype(np.float32)))
+    assert g32.dtype == np.float32
+    np.testing.assert_allclose(g32.numpy(), _adjugate_T(a[0]), atol=1e-5)
