@@ -139,6 +139,13 @@ def _no_out(op, name):
     return fn
 
 
+def _matrices(x, name):
+    x = as_tensor(x, f"numpy.{name}")
+    if x.ndim < 2:
+        raise ValueError(f"numpy.{name}: expected an array of matrices (ndim >= 2), got {x.shape}")
+    return x
+
+
 def _pinv(a, rcond=None, hermitian=False, *, rtol=_NO):
     return la.pinv(a, rcond if rtol is _NO else rtol)
 
@@ -191,6 +198,25 @@ for _name in (
     FUNCTIONS[getattr(np, _name)] = getattr(o, _name)
 for _name in "inv det slogdet solve cholesky eigh eigvalsh eig svd qr matrix_power".split():
     FUNCTIONS[getattr(np.linalg, _name)] = getattr(la, _name)
+
+# numpy 2's array-API spellings of the same ops (absent from older numpy)
+_ARRAY_API = {
+    "matrix_transpose": lambda x, /: o.swapaxes(_matrices(x, "matrix_transpose"), -1, -2),
+    "astype": lambda x, dtype, /, *, copy=True, device=None: o.cast(x, dtype),
+    "linalg.matmul": lambda x1, x2, /: o.matmul(x1, x2),
+    "linalg.matrix_transpose": lambda x, /: o.swapaxes(_matrices(x, "matrix_transpose"), -1, -2),
+    "linalg.trace": lambda x, /, *, offset=0, dtype=None: o.trace(
+        _matrices(x, "linalg.trace"), offset, -2, -1, dtype
+    ),
+    "linalg.diagonal": lambda x, /, *, offset=0: o.diagonal(
+        _matrices(x, "linalg.diagonal"), offset, -2, -1
+    ),
+}
+for _name, _fn in _ARRAY_API.items():
+    _owner, _, _attr = _name.rpartition(".")
+    _func = getattr(np.linalg if _owner else np, _attr, None)
+    if _func is not None:
+        FUNCTIONS[_func] = _fn
 
 # results without a gradient: numpy runs on the values (also inside a tape)
 CONSTANT_FUNCTIONS = {

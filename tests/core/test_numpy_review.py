@@ -165,3 +165,56 @@ def test_det_gradient_on_a_stack_with_one_singular_matrix():
     g32 = tv.grad(tv.linalg.det)(tv.tensor(a[0].astype(np.float32)))
     assert g32.dtype == np.float32
     np.testing.assert_allclose(g32.numpy(), _adjugate_T(a[0]), atol=1e-5)
+
+
+ARRAY_API = {  # numpy 2 spelling -> the same in autograd's numpy (None: it has none; the
+    # functions are linear, so central differences are the exact reference)
+    "matrix_transpose": (lambda m, x: m.matrix_transpose(x), lambda x: anp.swapaxes(x, -1, -2)),
+    "linalg.matrix_transpose": (
+        lambda m, x: m.linalg.matrix_transpose(x),
+        lambda x: anp.swapaxes(x, -1, -2),
+    ),
+    "linalg.matmul": (
+        lambda m, x: m.linalg.matmul(x, m.swapaxes(x, -1, -2)),
+        lambda x: anp.matmul(x, anp.swapaxes(x, -1, -2)),
+    ),
+    "linalg.trace": (
+        lambda m, x: m.linalg.trace(x, offset=1),
+        None,
+    ),
+    "linalg.diagonal": (
+        lambda m, x: m.linalg.diagonal(x, offset=-1),
+        None,
+    ),
+    "astype": (lambda m, x: m.astype(x, m.float32) * 3, lambda x: x * 3),
+}
+
+
+@pytest.mark.parametrize("name", list(ARRAY_API))
+def test_numpy2_array_api_names_record_and_differentiate(name):
+    f, ag = ARRAY_API[name]
+    a = np.random.default_rng(5).normal(size=(2, 3, 4))
+    with tv.Tape() as tape:
+        x = tv.tensor(a)
+        tape.watch(x)
+        y = f(np, x)
+    assert isinstance(y, tv.Tensor) and tape.nodes  # recorded, not numpy's constant
+    ref = f(np, a)
+    assert y.dtype == ref.dtype
+    np.testing.assert_allclose(y.numpy(), ref, rtol=1e-6)
+    w = np.random.default_rng(6).normal(size=ref.shape)
+    g = tv.grad(lambda t: tv.sum(tv.cast(f(np, t), np.float64) * w))(tv.tensor(a)).numpy()
+    if ag is not None:
+        want = autograd.grad(lambda t: anp.sum(ag(t) * w))(a)
+    else:
+        want = np.zeros_like(a)
+        for i in np.ndindex(a.shape):
+            d = np.zeros_like(a)
+            d[i] = 0.5
+            want[i] = np.sum((f(np, a + d) - f(np, a - d)) * w)
+    np.testing.assert_allclose(g, want, rtol=1e-6, atol=1e-12)
+
+
+def test_numpy2_matrix_functions_refuse_a_vector_naming_the_function():
+    with pytest.raises(ValueError, match=r"numpy.linalg.trace: expected an array of matrices"):
+        np.linalg.trace(tv.tensor(np.ones(3)))
