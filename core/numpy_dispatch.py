@@ -46,7 +46,7 @@ def _float_power(a, b):
 
 def _true_divide(a, b):
     """``a / b`` as numpy: integers divide in float64 (tv.div's float32 would round them)."""
-    if all(np.asarray(_unwrap(v)).dtype.kind in "biu" for v in (a, b)):
+    if _integers((a, b)):
         return o.div(_f64(a), _f64(b))
     return o.div(a, b)
 
@@ -54,7 +54,7 @@ def _true_divide(a, b):
 def _floor_divide(a, b):
     """``a // b``: on integers exact, numpy's own (no gradient; division through float32
     would round large integers); otherwise ``floor(a / b)``."""
-    if all(np.asarray(_unwrap(v)).dtype.kind in "biu" for v in (a, b)):
+    if _integers((a, b)):
         return _tensor_module.tensor(np.floor_divide(_unwrap(a), _unwrap(b)))
     return o.floor(o.div(a, b))
 
@@ -95,13 +95,37 @@ def _dtype(out, dtype):
     return out if dtype is None else o.cast(out, dtype)
 
 
+# integer in, integer out in numpy (no gradient to record; tapeviz's ops want floats)
+_INT_EXACT = {np.floor, np.ceil, np.trunc, np.square, np.reciprocal}
+
+
+def _integers(inputs):
+    return all(np.asarray(_unwrap(v)).dtype.kind in "biu" for v in inputs)
+
+
+def _float_inputs(ufunc, inputs):
+    """Integer and bool tensors cast to the float type numpy computes ``ufunc`` in
+    (``np.exp(int)`` is float64, ``np.maximum(int, 0.5)`` too); other inputs unchanged."""
+    if not any(isinstance(v, Tensor) and v.dtype.kind in "biu" for v in inputs):
+        return inputs
+    with np.errstate(all="ignore"):
+        want = ufunc(*[np.ones((), np.asarray(_unwrap(v)).dtype) for v in inputs]).dtype
+    if want.kind != "f":
+        return inputs
+    return [o.cast(v, want) if isinstance(v, Tensor) and v.dtype.kind in "biu" else v
+            for v in inputs]  # fmt: skip
+
+
 def array_ufunc(ufunc, method, inputs, kwargs):
     """``Tensor.__array_ufunc__``: a tapeviz op for ``ufunc.method(*inputs)``."""
     name = ufunc.__name__
+    if method == "__call__" and ufunc in _INT_EXACT and _integers(inputs):
+        _check_kwargs(name, kwargs, ("casting", "order", "subok", "dtype"))
+        return _tensor_module.tensor(_numpy(ufunc, inputs, kwargs, f"numpy.{name}"))
     if method == "__call__" and ufunc in _UFUNCS:
         dtype = kwargs.pop("dtype", None)
         _check_kwargs(name, kwargs, ("casting", "order", "subok"))
-        return _dtype(_UFUNCS[ufunc](*inputs), dtype)
+        return _dtype(_UFUNCS[ufunc](*_float_inputs(ufunc, inputs)), dtype)
     if method in ("reduce", "accumulate") and ufunc in (
         _REDUCE if method == "reduce" else _ACCUMULATE
     ):

@@ -218,3 +218,32 @@ def test_numpy2_array_api_names_record_and_differentiate(name):
 def test_numpy2_matrix_functions_refuse_a_vector_naming_the_function():
     with pytest.raises(ValueError, match=r"numpy.linalg.trace: expected an array of matrices"):
         np.linalg.trace(tv.tensor(np.ones(3)))
+
+
+INT_INPUTS = [np.arange(-2, 3), np.array([True, False]), np.arange(1, 4, dtype=np.int8)]
+UNARY = [np.exp, np.log1p, np.sqrt, np.sin, np.tanh, np.rint, np.floor, np.ceil, np.trunc,
+         np.square, np.reciprocal, np.sign, np.absolute]  # fmt: skip
+
+
+@pytest.mark.parametrize("ufunc", UNARY, ids=lambda u: u.__name__)
+@pytest.mark.parametrize("a", INT_INPUTS, ids=["i64", "bool", "i8"])
+def test_ufuncs_on_integer_tensors_follow_numpy_dtypes(ufunc, a):
+    with np.errstate(all="ignore"):
+        try:
+            ref = ufunc(a)  # np.exp(int) is float64; np.floor(int), np.square(int) stay int
+        except TypeError:  # numpy has no loop (np.sign of bools): tapeviz refuses too
+            with pytest.raises(TypeError):
+                ufunc(tv.tensor(a))
+            return
+        got = ufunc(tv.tensor(a))
+    assert got.dtype == ref.dtype
+    np.testing.assert_allclose(got.numpy(), ref, equal_nan=True)
+
+
+@pytest.mark.parametrize("ufunc", [np.maximum, np.arctan2, np.hypot, np.logaddexp, np.add])
+def test_binary_ufuncs_mixing_integer_tensors_and_floats_follow_numpy(ufunc):
+    a = np.arange(1, 4)
+    for b in (0.5, np.ones(3, np.float32), np.float32(2.5), np.arange(3)):
+        ref, got = ufunc(a, b), ufunc(tv.tensor(a), b)
+        assert got.dtype == ref.dtype, (b, got.dtype, ref.dtype)
+        np.testing.assert_allclose(got.numpy(), ref)
