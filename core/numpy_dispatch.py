@@ -103,29 +103,37 @@ def _integers(inputs):
     return all(np.asarray(_unwrap(v)).dtype.kind in "biu" for v in inputs)
 
 
-def _float_inputs(ufunc, inputs):
-    """Integer and bool tensors cast to the float type numpy computes ``ufunc`` in
-    (``np.exp(int)`` is float64, ``np.maximum(int, 0.5)`` too); other inputs unchanged."""
-    if not any(isinstance(v, Tensor) and v.dtype.kind in "biu" for v in inputs):
-        return inputs
+def _integer_call(ufunc, inputs, kwargs):
+    """``ufunc(*inputs)`` with an integer or bool tensor among the inputs, in numpy's dtypes:
+    integer results (``np.floor(int)``, ``np.square(int)``) are numpy's own (no gradient);
+    otherwise those tensors cast to the float type numpy computes in (``np.exp(int)`` and
+    ``np.maximum(int, 0.5)`` are float64), then the tapeviz op."""
+    name = ufunc.__name__
+    if ufunc in _INT_EXACT and _integers(inputs):
+        _check_kwargs(name, kwargs, ("casting", "order", "subok", "dtype"))
+        return _tensor_module.tensor(_numpy(ufunc, inputs, kwargs, f"numpy.{name}"))
     with np.errstate(all="ignore"):
         want = ufunc(*[np.ones((), np.asarray(_unwrap(v)).dtype) for v in inputs]).dtype
-    if want.kind != "f":
-        return inputs
-    return [o.cast(v, want) if isinstance(v, Tensor) and v.dtype.kind in "biu" else v
-            for v in inputs]  # fmt: skip
+    if want.kind == "f":
+        inputs = [o.cast(v, want) if isinstance(v, Tensor) and v.dtype.kind in "biu" else v
+                  for v in inputs]  # fmt: skip
+    return _call(ufunc, inputs, kwargs)
+
+
+def _call(ufunc, inputs, kwargs):
+    dtype = kwargs.pop("dtype", None)
+    _check_kwargs(ufunc.__name__, kwargs, ("casting", "order", "subok"))
+    return _dtype(_UFUNCS[ufunc](*inputs), dtype)
 
 
 def array_ufunc(ufunc, method, inputs, kwargs):
     """``Tensor.__array_ufunc__``: a tapeviz op for ``ufunc.method(*inputs)``."""
     name = ufunc.__name__
-    if method == "__call__" and ufunc in _INT_EXACT and _integers(inputs):
-        _check_kwargs(name, kwargs, ("casting", "order", "subok", "dtype"))
-        return _tensor_module.tensor(_numpy(ufunc, inputs, kwargs, f"numpy.{name}"))
     if method == "__call__" and ufunc in _UFUNCS:
-        dtype = kwargs.pop("dtype", None)
-        _check_kwargs(name, kwargs, ("casting", "order", "subok"))
-        return _dtype(_UFUNCS[ufunc](*_float_inputs(ufunc, inputs)), dtype)
+        for v in inputs:  # a plain loop: every ufunc call passes here
+            if isinstance(v, Tensor) and v.data.dtype.kind in "biu":
+                return _integer_call(ufunc, inputs, kwargs)
+        return _call(ufunc, inputs, kwargs)
     if method in ("reduce", "accumulate") and ufunc in (
         _REDUCE if method == "reduce" else _ACCUMULATE
     ):
