@@ -46,14 +46,22 @@ def _moment(op, name):
            correction=_NO):  # fmt: skip
         _check(name, out=out, where=where, mean=mean)
         ddof = ddof if correction is _NO else correction
-        return _cast(op(a, axis, _keep(keepdims), ddof), dtype)
+        return _cast(op(_floating(a, dtype, name), axis, _keep(keepdims), ddof), dtype)
 
     return fn
 
 
+def _floating(a, dtype, name):
+    """numpy averages integers and masks in float64 (or the ``dtype=`` asked for)."""
+    a = as_tensor(a, f"numpy.{name}")
+    if a.dtype.kind in "biu":
+        return o.cast(a, np.float64 if dtype is None else dtype)
+    return a
+
+
 def _mean(a, axis=None, dtype=None, out=None, keepdims=_NO, *, where=_NO):
     _check("mean", out=out, where=where)
-    return _cast(o.mean(a, axis, _keep(keepdims)), dtype)
+    return _cast(o.mean(_floating(a, dtype, "mean"), axis, _keep(keepdims)), dtype)
 
 
 def _join(op, name):
@@ -85,7 +93,10 @@ def _clip(a, a_min=_NO, a_max=_NO, out=None, *, min=_NO, max=_NO, **kw):  # noqa
     _check("clip", out=out)
     lo, hi = (min if a_min is _NO else a_min), (max if a_max is _NO else a_max)
     lo = -np.inf if lo is _NO or lo is None else lo
-    return o.clip(a, lo, np.inf if hi is _NO or hi is None else hi)
+    hi = np.inf if hi is _NO or hi is None else hi
+    if isinstance(lo, Tensor) or isinstance(hi, Tensor) or np.ndim(lo) or np.ndim(hi):
+        return o.minimum(o.maximum(a, lo), hi)  # array bounds: numpy's own definition
+    return o.clip(a, lo, hi)
 
 
 def _pad(array, pad_width, mode="constant", **kwargs):
@@ -126,6 +137,13 @@ def _no_out(op, name):
         return op(*args, **kwargs)
 
     return fn
+
+
+def _matrices(x, name):
+    x = as_tensor(x, f"numpy.{name}")
+    if x.ndim < 2:
+        raise ValueError(f"numpy.{name}: expected an array of matrices (ndim >= 2), got {x.shape}")
+    return x
 
 
 def _pinv(a, rcond=None, hermitian=False, *, rtol=_NO):
@@ -180,6 +198,25 @@ for _name in (
     FUNCTIONS[getattr(np, _name)] = getattr(o, _name)
 for _name in "inv det slogdet solve cholesky eigh eigvalsh eig svd qr matrix_power".split():
     FUNCTIONS[getattr(np.linalg, _name)] = getattr(la, _name)
+
+# numpy 2's array-API spellings of the same ops (absent from older numpy)
+_ARRAY_API = {
+    "matrix_transpose": lambda x, /: o.swapaxes(_matrices(x, "matrix_transpose"), -1, -2),
+    "astype": lambda x, dtype, /, *, copy=True, device=None: o.cast(x, dtype),
+    "linalg.matmul": lambda x1, x2, /: o.matmul(x1, x2),
+    "linalg.matrix_transpose": lambda x, /: o.swapaxes(_matrices(x, "matrix_transpose"), -1, -2),
+    "linalg.trace": lambda x, /, *, offset=0, dtype=None: o.trace(
+        _matrices(x, "linalg.trace"), offset, -2, -1, dtype
+    ),
+    "linalg.diagonal": lambda x, /, *, offset=0: o.diagonal(
+        _matrices(x, "linalg.diagonal"), offset, -2, -1
+    ),
+}
+for _name, _fn in _ARRAY_API.items():
+    _owner, _, _attr = _name.rpartition(".")
+    _func = getattr(np.linalg if _owner else np, _attr, None)
+    if _func is not None:
+        FUNCTIONS[_func] = _fn
 
 # results without a gradient: numpy runs on the values (also inside a tape)
 CONSTANT_FUNCTIONS = {

@@ -33,9 +33,35 @@ class NumpyDispatchError(TypeError):
     """A numpy function without a tapeviz op was called on a tensor that needs a gradient."""
 
 
+def _f64(x):
+    """numpy's float_power computes in float64 whatever the inputs."""
+    if isinstance(x, Tensor):
+        return x if x.dtype == np.float64 else o.cast(x, np.float64)
+    return np.asarray(x, dtype=np.float64)
+
+
+def _float_power(a, b):
+    return o.pow(_f64(a), _f64(b))
+
+
+def _true_divide(a, b):
+    """``a / b`` as numpy: integers divide in float64 (tv.div's float32 would round them)."""
+    if _integers((a, b)):
+        return o.div(_f64(a), _f64(b))
+    return o.div(a, b)
+
+
+def _floor_divide(a, b):
+    """``a // b``: on integers exact, numpy's own (no gradient; division through float32
+    would round large integers); otherwise ``floor(a / b)``."""
+    if _integers((a, b)):
+        return _tensor_module.tensor(np.floor_divide(_unwrap(a), _unwrap(b)))
+    return o.floor(o.div(a, b))
+
+
 _UFUNCS = {
-    np.add: o.add, np.subtract: o.sub, np.multiply: o.mul, np.true_divide: o.div,
-    np.power: o.pow, np.float_power: o.pow, np.negative: o.neg, np.absolute: o.abs,
+    np.add: o.add, np.subtract: o.sub, np.multiply: o.mul, np.true_divide: _true_divide,
+    np.power: o.pow, np.float_power: _float_power, np.negative: o.neg, np.absolute: o.abs,
     np.fabs: o.fabs, np.sign: o.sign, np.exp: o.exp, np.exp2: o.exp2, np.expm1: o.expm1,
     np.log: o.log, np.log2: o.log2, np.log10: o.log10, np.log1p: o.log1p, np.sqrt: o.sqrt,
     np.square: o.square, np.reciprocal: o.reciprocal, np.sin: o.sin, np.cos: o.cos,
@@ -48,7 +74,7 @@ _UFUNCS = {
     np.rad2deg: o.rad2deg, np.greater: o.greater, np.greater_equal: o.greater_equal,
     np.less: o.less, np.less_equal: o.less_equal, np.equal: o.equal,
     np.not_equal: o.not_equal, np.matmul: o.matmul, np.positive: lambda x: x,
-    np.floor_divide: lambda a, b: o.floor(o.div(a, b)), np.conjugate: lambda x: x,
+    np.floor_divide: _floor_divide, np.conjugate: lambda x: x,
     np.trunc: lambda x: o.where(o.greater_equal(x, 0), o.floor(x), o.ceil(x)),
 }  # fmt: skip
 _REDUCE = {np.add: o.sum, np.multiply: o.prod, np.maximum: o.max, np.minimum: o.min}
@@ -69,13 +95,45 @@ def _dtype(out, dtype):
     return out if dtype is None else o.cast(out, dtype)
 
 
+# integer in, integer out in numpy (no gradient to record; tapeviz's ops want floats)
+_INT_EXACT = {np.floor, np.ceil, np.trunc, np.square, np.reciprocal}
+
+
+def _integers(inputs):
+    return all(np.asarray(_unwrap(v)).dtype.kind in "biu" for v in inputs)
+
+
+def _integer_call(ufunc, inputs, kwargs):
+    """``ufunc(*inputs)`` with an integer or bool tensor among the inputs, in numpy's dtypes:
+    integer results (``np.floor(int)``, ``np.square(int)``) are numpy's own (no gradient);
+    otherwise those tensors cast to the float type numpy computes in (``np.exp(int)`` and
+    ``np.maximum(int, 0.5)`` are float64), then the tapeviz op."""
+    name = ufunc.__name__
+    if ufunc in _INT_EXACT and _integers(inputs):
+        _check_kwargs(name, kwargs, ("casting", "order", "subok", "dtype"))
+        return _tensor_module.tensor(_numpy(ufunc, inputs, kwargs, f"numpy.{name}"))
+    with np.errstate(all="ignore"):
+        want = ufunc(*[np.ones((), np.asarray(_unwrap(v)).dtype) for v in inputs]).dtype
+    if want.kind == "f":
+        inputs = [o.cast(v, want) if isinstance(v, Tensor) and v.dtype.kind in "biu" else v
+                  for v in inputs]  # fmt: skip
+    return _call(ufunc, inputs, kwargs)
+
+
+def _call(ufunc, inputs, kwargs):
+    dtype = kwargs.pop("dtype", None)
+    _check_kwargs(ufunc.__name__, kwargs, ("casting", "order", "subok"))
+    return _dtype(_UFUNCS[ufunc](*inputs), dtype)
+
+
 def array_ufunc(ufunc, method, inputs, kwargs):
     """``Tensor.__array_ufunc__``: a tapeviz op for ``ufunc.method(*inputs)``."""
     name = ufunc.__name__
     if method == "__call__" and ufunc in _UFUNCS:
-        dtype = kwargs.pop("dtype", None)
-        _check_kwargs(name, kwargs, ("casting", "order", "subok"))
-        return _dtype(_UFUNCS[ufunc](*inputs), dtype)
+        for v in inputs:  # a plain loop: every ufunc call passes here
+            if isinstance(v, Tensor) and v.data.dtype.kind in "biu":
+                return _integer_call(ufunc, inputs, kwargs)
+        return _call(ufunc, inputs, kwargs)
     if method in ("reduce", "accumulate") and ufunc in (
         _REDUCE if method == "reduce" else _ACCUMULATE
     ):
@@ -84,10 +142,12 @@ def array_ufunc(ufunc, method, inputs, kwargs):
         keep = {"keepdims": kwargs.pop("keepdims", False)} if method == "reduce" else {}
         _check_kwargs(f"{name}.{method}", kwargs)
         return _dtype(table[ufunc](inputs[0], axis, **keep), dtype)
-    if ufunc in _CONSTANT_UFUNCS:
-        return _numpy(getattr(ufunc, method), inputs, kwargs)
     label = name if method == "__call__" else f"{name}.{method}"
-    return _fallback(label, getattr(ufunc, method), inputs, kwargs)
+    if method == "at":  # numpy's ufunc.at writes even into a read-only array
+        raise TypeError(_IN_PLACE.format(f"numpy.{label}"))
+    if ufunc in _CONSTANT_UFUNCS:
+        return _numpy(getattr(ufunc, method), inputs, kwargs, f"numpy.{label}")
+    return _fallback(f"numpy.{label}", getattr(ufunc, method), inputs, kwargs)
 
 
 def array_function(func, types, args, kwargs):
@@ -96,7 +156,7 @@ def array_function(func, types, args, kwargs):
     if impl is not None:
         return impl(*args, **kwargs)
     if func in _CONSTANT_FUNCTIONS:
-        return _numpy(func, args, kwargs)
+        return _numpy(func, args, kwargs, _qualname(func))
     return _fallback(_qualname(func), func, args, kwargs)
 
 
@@ -112,8 +172,10 @@ def _qualname(func) -> str:
 
 
 def _unwrap(x):
-    if isinstance(x, Tensor):
-        return x.data
+    if isinstance(x, Tensor):  # read-only: numpy's in-place functions must not mutate a tensor
+        view = x.data.view()
+        view.flags.writeable = False
+        return view
     if isinstance(x, (list, tuple)):
         return type(x)(_unwrap(v) for v in x)
     return x
@@ -130,8 +192,18 @@ def _tensors(x):
             yield from _tensors(v)
 
 
-def _numpy(func, args, kwargs):
-    return func(*_unwrap(list(args)), **{k: _unwrap(v) for k, v in kwargs.items()})
+_IN_PLACE = ("{} on tapeviz tensors: it writes into a tensor in place (out=, ufunc.at, "
+             "copyto, fill_diagonal, put, ...), and tensors are immutable; build a new tensor "
+             "with tapeviz ops (tv.where, tv.concat, ...) instead")  # fmt: skip
+
+
+def _numpy(func, args, kwargs, name=None):
+    try:
+        return func(*_unwrap(list(args)), **{k: _unwrap(v) for k, v in kwargs.items()})
+    except ValueError as e:
+        if "read-only" not in str(e):
+            raise
+        raise TypeError(_IN_PLACE.format(name or func)) from e
 
 
 def needs_gradient(t: Tensor) -> bool:
@@ -158,7 +230,7 @@ def _fallback(name, func, args, kwargs):
             "the numpy functions that dispatch), or pass x.numpy() if a constant is what "
             "you mean"
         )
-    return _numpy(func, args, kwargs)
+    return _numpy(func, args, kwargs, name)
 
 
 from ._numpy_functions import CONSTANT_FUNCTIONS as _CONSTANT_FUNCTIONS  # noqa: E402

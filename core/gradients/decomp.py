@@ -1,14 +1,14 @@
 """Gradients of dense linear algebra, written with ops (so they differentiate again), on
 stacks of matrices. The formulas are autograd's (``autograd/numpy/linalg.py``) unless noted.
 
-inv: da = -y^T dy y^T.  det: da = dy y inv(a)^T.  slogdet: da = dlogabs inv(a)^T.
+inv: da = -y^T dy y^T.  det: da = dy y inv(a)^T, at a singular a the adjugate (SVD).  slogdet: da = dlogabs inv(a)^T.
 solve (x = a^-1 b): db = solve(a^T, dy), da = -db x^T.
 cholesky (Murray 2016): S = L^-T Phi(L^T dy) L^-1, da = (S + S^T) / 2.
 eigh: da = V (diag(dw) + F o (V^T dV)) V^T, F_ij = 1 / (w_j - w_i), read through the lower
 triangle (UPLO="L") as numpy reads it.  svd (Townsend 2016, thin).  qr (m >= n): see _qr.
 pinv (Golub and Pereyra): constant rank assumed.
 
-Degenerate points raise ``ValueError`` naming the function: a singular matrix (inv, det,
+Degenerate points raise ``ValueError`` naming the function: a singular matrix (inv,
 slogdet, solve), repeated eigenvalues or singular values when eigenvector or singular-vector
 gradients flow (the derivative does not exist there).
 """
@@ -50,7 +50,45 @@ def _inv(dy, saved, attrs):
 
 def _det(dy, saved, attrs):
     x, y = saved
-    return {"x": lambda: _add2d(dy * y) * _T(_inv_of(x, "det"))}
+
+    def grad_x():
+        try:
+            inv = o.linalg.inv(x)
+        except KernelError:  # exactly singular: det(a) inv(a) is still adj(a), through the SVD
+            return _add2d(dy) * _adjugate_T(x)
+        return _add2d(dy * y) * _T(inv)
+
+    return {"x": grad_x}
+
+
+def _adjugate_T(a):
+    """``adj(a)^T`` at a singular ``a``, with ops (so it differentiates again): at rank n-1
+    from the SVD, ``det(U) det(Vh) U diag(p) Vh`` with ``p_i`` the product of the other
+    singular values (stable); at lower rank, where the SVD's zero singular values are a kink,
+    from the characteristic polynomial (a polynomial in ``a``: right at every order)."""
+    n = a.shape[-1]
+    s_np = np.linalg.svd(a.data, compute_uv=False)
+    tol = s_np[..., :1] * n * np.finfo(a.dtype).eps
+    if n > 1 and np.any(s_np[..., -2:-1] <= tol):
+        return _T(_adjugate_leverrier(a))
+    u, s, vh = o.linalg.svd(a)
+    ones = o.ones_like(s[..., :1])
+    before = o.concat([ones, o.cumprod(s, -1)[..., :-1]], -1)
+    after = o.flip(o.concat([ones, o.cumprod(o.flip(s, -1), -1)[..., :-1]], -1), -1)
+    sign = o.stop_gradient(o.sign(o.linalg.det(u) * o.linalg.det(vh)))
+    return _add2d(sign) * o.matmul(u * o.expand_dims(before * after, -2), vh)
+
+
+def _adjugate_leverrier(a):
+    """Faddeev-LeVerrier: M_1 = I, c = -tr(a); M_k = a M_(k-1) + c I, c = -tr(a M_k) / k;
+    ``adj(a) = (-1)^(n+1) M_n``."""
+    n = a.shape[-1]
+    eye = _eye(n, a)
+    m, c = eye + o.zeros_like(a), -o.trace(a, axis1=-2, axis2=-1)
+    for k in range(2, n + 1):
+        m = o.matmul(a, m) + _add2d(c) * eye
+        c = -o.trace(o.matmul(a, m), axis1=-2, axis2=-1) / k
+    return m if n % 2 else -m
 
 
 def _slogdet(dy, saved, attrs):

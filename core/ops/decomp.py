@@ -49,7 +49,8 @@ def inv(a) -> Tensor:
 
 
 def det(a) -> Tensor:
-    """Determinant; its gradient ``det(a) inv(a)^T`` raises at a singular matrix."""
+    """Determinant; its gradient is ``det(a) inv(a)^T``, at a singular matrix the transposed
+    adjugate (which is what that product equals wherever ``a`` is invertible)."""
     return run_kernel(K.MATRIX_DETERMINANT, {"x": _matrix(a, "det", True)})
 
 

@@ -16,6 +16,8 @@ def _reduce(kernel: str, op: str):
         axes = norm_axis(axis, x.ndim, op)
         if kernel in (K.MAX, K.MIN) and x.size == 0:
             raise ValueError(f"{op}: cannot reduce a zero-size tensor of shape {x.shape}")
+        if kernel in (K.SUM, K.PROD):
+            x = _widen(x)
         attrs = {"axis": axes, "keepdims": bool(keepdims), "input_shape": x.shape}
         return run_kernel(kernel, {"x": x}, attrs)
 
@@ -23,6 +25,16 @@ def _reduce(kernel: str, op: str):
     fn.__qualname__ = op
     fn.__doc__ = f"``{op}`` over ``axis`` (all axes when None), as numpy (kernel ``{kernel}``)."
     return fn
+
+
+def _widen(x: Tensor) -> Tensor:
+    """numpy's accumulator for sum/prod: bool and small integers widen to 64 bits, so
+    ``sum`` of a mask counts and int8 sums do not wrap (a float tensor is unchanged)."""
+    if x.dtype.kind not in "biu" or (x.dtype.kind != "b" and x.dtype.itemsize >= 8):
+        return x
+    from .elementwise import cast
+
+    return cast(x, "uint64" if x.dtype.kind == "u" else "int64")
 
 
 sum = _reduce(K.SUM, "sum")  # noqa: A001 - numpy's name
