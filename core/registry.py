@@ -87,6 +87,8 @@ class GradConfig:
     # ((saved input name or output index, (input names whose gradient reads it)), ...):
     # a value only constant inputs' gradients read is not kept (see tape._saved_by_config)
     needed_by: tuple = ()
+    # ((input name, LaTeX of the local derivative ∂y/∂input), ...); see gradients/formulas.py
+    formula: tuple = ()
     # what the tape saves, worked out once: ((is_input, key, readers or None), ...)
     save_plan: tuple = field(init=False, repr=False, compare=False, default=())
 
@@ -183,6 +185,7 @@ def register_gradient(
     *,
     save_all_inputs: bool = False,
     needed_by: dict | None = None,
+    formula: dict | None = None,
     _builtin: bool = False,
 ) -> GradConfig:
     """Register the gradient of kernel ``name``; replaces (and warns about) an existing one.
@@ -197,6 +200,9 @@ def register_gradient(
         needed_by: optional ``{saved input name or output index: (input names)}``: which
             inputs' gradients read each saved value. A value that only gradients of
             constants (Python numbers, ``x * 0.5``) read is then not kept.
+        formula: optional ``{input name: LaTeX}`` of the local derivative ∂y/∂input, with
+            ``{x}``/``{a}``/``{b}``/``{y}`` standing for inputs and output (``{dy}`` where the
+            formula is the whole gradient); tapeviz shows it with the user's numbers.
 
     Returns:
         The registered ``GradConfig``.
@@ -222,6 +228,7 @@ def register_gradient(
         save_all_inputs,
         _builtin,
         tuple((k, tuple(v)) for k, v in (needed_by or {}).items()),
+        tuple((str(k), str(v)) for k, v in (formula or {}).items()),
     )
     if name in _GRADIENTS and not _builtin:
         warnings.warn(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from ..registry import register_gradient
 from . import elementwise, fused, linalg, nn, reduce, shape
+from .formulas import FORMULAS
 
 FAMILIES = (elementwise, fused, reduce, linalg, shape, nn)
 
@@ -17,5 +18,6 @@ def register() -> None:
                 inputs_to_save,
                 outputs_to_save,
                 needed_by=needed_by[0] if needed_by else None,
+                formula=FORMULAS.get(name),
                 _builtin=True,
             )
