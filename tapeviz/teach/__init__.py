@@ -8,6 +8,8 @@ A check never raises on a wrong answer: it returns a ``Verdict`` that displays a
 "correct" or an orange "not yet: …" box, so a notebook still runs top to bottom while the
 placeholders (``...``) are in place.
 
+For a lecture: ``presentation()`` (large fonts) and ``export(widget, "slide.svg")``.
+
 Example:
     >>> from tapeviz.teach import check
     >>> check("02.sigmoid-slope", ...).correct
@@ -19,5 +21,6 @@ Example:
 from __future__ import annotations
 
 from .grader import Verdict, check, exercise_names
+from .slides import export, presentation
 
-__all__ = ["Verdict", "check", "exercise_names"]
+__all__ = ["Verdict", "check", "exercise_names", "export", "presentation"]
