@@ -28,6 +28,7 @@ OP_SYMBOLS = {
     "Add": "+", "Sub": "−", "Mul": "×", "RealDiv": "÷", "Neg": "−", "Pow": "^", "Square": "²",
     "Tanh": "tanh", "Exp": "exp", "Log": "log", "Relu": "ReLU", "Sigmoid": "σ", "Abs": "|·|",
     "Sqrt": "√", "Sum": "Σ", "BatchMatMul": "@", "Softmax": "softmax",
+    "LogSoftmax": "log softmax", "_FusedMatMul": "dense", "SoftmaxCrossEntropyWithLogits": "softmax CE",
 }  # fmt: skip
 
 
@@ -93,13 +94,17 @@ def _buggy_grads(tape) -> dict:
     return out
 
 
-def lesson_data(tape, names: dict | None = None, accumulation_bug: bool = False) -> dict:
+def lesson_data(
+    tape, names: dict | None = None, accumulation_bug: bool = False, unfuse: bool = False
+) -> dict:
     """The lesson graph as plain data.
 
     Args:
         tape: a ``tv.Tape`` (its gradient taken, for the grads).
         names: ``{tensor.id: name}`` (default: a tensor's ``name``, else ``t<id>``).
         accumulation_bug: gradients as micrograd's ``=``-instead-of-``+=`` slip gives them.
+        unfuse: draw fused kernels (dense layer, softmax cross-entropy) as their composite
+            ops, with the values and gradients the engine computes for them.
 
     Returns:
         ``{"tensors": {id: {"name", "value", "grad"}}, "ops": [{"id", "symbol", "kernel",
@@ -119,7 +124,12 @@ def lesson_data(tape, names: dict | None = None, accumulation_bug: bool = False)
                     "symbol": OP_SYMBOLS.get(node.kernel, str(node.label).lower()),
                     "inputs": [t.id for t in node.inputs.values()],
                     "outputs": [t.id for t in node.outputs]})  # fmt: skip
-    return {"tensors": tensors, "ops": ops}
+    data = {"tensors": tensors, "ops": ops}
+    if unfuse:
+        from .lesson_unfuse import unfuse as expand
+
+        data = expand(tape, data, _grads)
+    return data
 
 
 def _num(a) -> str:
@@ -208,7 +218,8 @@ class LessonGraph:
 
 
 def lesson_graph(tape, names: dict | None = None, *, accumulation_bug: bool = False,
-                 hidden=(), lit=(), font_size: int = 14, engine: str = "auto") -> LessonGraph:  # fmt: skip
+                 unfuse: bool = False, hidden=(), lit=(), font_size: int = 14,
+                 engine: str = "auto") -> LessonGraph:  # fmt: skip
     """Draw ``tape`` for a lesson: the user's names, op symbols, ``data | grad`` per tensor.
 
     Args:
@@ -216,6 +227,8 @@ def lesson_graph(tape, names: dict | None = None, *, accumulation_bug: bool = Fa
         names: ``{tensor.id: name}``; default: each tensor's ``name``, else the variable
             it is bound to in the calling code (``e = a * b`` -> "e").
         accumulation_bug: draw the gradients micrograd's ``=``-instead-of-``+=`` bug gives.
+        unfuse: draw fused kernels (a dense layer's ``_FusedMatMul``, softmax cross-entropy)
+            as the ops they fuse, each with its value and gradient.
         hidden: tensor ids whose grad shows "?" (the stepper's ask mode).
         lit: ``(tensor id, op id)`` edges to light (the edge being traversed).
         font_size: points (presentation mode: 24).
@@ -236,4 +249,5 @@ def lesson_graph(tape, names: dict | None = None, *, accumulation_bug: bool = Fa
         (['a', 'b', 'e'], '×')
     """
     names = tensor_names(tape, caller_names(2)) if names is None else names
-    return LessonGraph(lesson_data(tape, names, accumulation_bug), hidden, lit, font_size, engine)
+    data = lesson_data(tape, names, accumulation_bug, unfuse)
+    return LessonGraph(data, hidden, lit, font_size, engine)

@@ -91,3 +91,29 @@ def test_hidden_lit_font_and_export(tmp_path):
     assert "image/svg+xml" in big._repr_mimebundle_()
     with pytest.raises(ValueError, match=r"\.svg, \.dot"):
         big.save(tmp_path / "slide.pdf")
+
+
+def test_unfused_dense_and_softmax_ce_carry_the_engines_gradients():
+    rng = np.random.default_rng(0)
+    x = tv.tensor(rng.standard_normal((4, 3)))
+    tv.nn.set_seed(0)
+    model = tv.nn.Sequential([tv.nn.Dense(2, activation="tanh")])
+    model(x)
+    with tv.Tape(persistent=True) as tape:
+        logits = model(x)
+        loss = tv.losses.softmax_cross_entropy([0, 1, 1, 0], logits)
+    tape.gradient(loss, model.parameters())
+    fused = lesson_graph(tape)
+    assert [op["symbol"] for op in fused.data["ops"]] == ["dense", "softmax CE"]
+    g = lesson_graph(tape, unfuse=True)
+    symbols = [op["symbol"] for op in g.data["ops"]]
+    assert symbols[:4] == ["@", "+", "tanh", "log softmax"] and symbols[-1] == "÷"
+    t = _by_name(g)
+    # the unfused steps end in the same tensors, with the engine's own gradients
+    np.testing.assert_allclose(t["logits"]["grad"], _by_name(fused)["logits"]["grad"])
+    z = np.asarray(logits._data)
+    p = np.exp(z) / np.exp(z).sum(-1, keepdims=True)
+    np.testing.assert_allclose(t["logits"]["grad"], (p - np.eye(2)[[0, 1, 1, 0]]) / 4)
+    pre = next(v for k, v in t.items() if k.startswith("+ #"))  # x W + b, before tanh
+    np.testing.assert_allclose(pre["grad"], t["logits"]["grad"] * (1 - z**2), rtol=1e-6)
+    assert "<svg" in g.to_svg()
