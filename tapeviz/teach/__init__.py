@@ -15,7 +15,7 @@ Example:
     >>> check("02.sigmoid-slope", ...).correct
     False
     >>> check("02.sigmoid-slope", 0.25)
-    exercise 02.sigmoid-slope: correct
+    exercise 02.sigmoid-slope: correct: σ'(0) = σ(0)(1 − σ(0))
 """
 
 from __future__ import annotations
