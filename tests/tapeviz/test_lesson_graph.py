@@ -117,3 +117,27 @@ def test_unfused_dense_and_softmax_ce_carry_the_engines_gradients():
     pre = next(v for k, v in t.items() if k.startswith("+ #"))  # x W + b, before tanh
     np.testing.assert_allclose(pre["grad"], t["logits"]["grad"] * (1 - z**2), rtol=1e-6)
     assert "<svg" in g.to_svg()
+
+
+def test_the_widget_toggles_the_bug_unfusing_and_font():
+    from tapeviz.widgets.lesson_widget import LessonGraphWidget
+
+    a = tv.tensor(3.0, dtype="float64")
+    with tv.Tape(persistent=True) as tape:
+        tape.watch(a)
+        b = a + a
+    tape.gradient(b, a)
+    w = LessonGraphWidget(tape)
+    assert '"{ a | data 3 | grad 2 }"' in w.graph.to_dot() and "<svg" in w.picture.value
+    w.bug.value = True
+    assert '"{ a | data 3 | grad 1 }"' in w.graph.to_dot()
+    w.font.value = 30
+    assert "fontsize=30" in w.graph.to_dot()
+    x = tv.tensor(np.ones((2, 2)))
+    with tv.Tape() as t2:
+        t2.watch(x)
+        y = tv.sum(x @ x)
+    t2.gradient(y, x)
+    w2 = LessonGraphWidget(t2)
+    w2.bug.value = True  # not a scalar lesson: the error is shown in place
+    assert "not elementwise" in w2.picture.value
