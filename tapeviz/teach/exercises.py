@@ -48,6 +48,18 @@ def _reused() -> dict:
     return {"a_grad": tape.gradient(b, a).item()}
 
 
+def _neuron() -> dict:
+    """micrograd's neuron: o = tanh(x1 w1 + x2 w2 + b), b chosen so that o = 1/√2."""
+    values = (2.0, 0.0, -3.0, 1.0, 6.8813735870195432)
+    x1, x2, w1, w2, b = (core.tensor(v, dtype="float64") for v in values)
+    with core.Tape() as tape:
+        tape.watch([x1, x2, w1, w2, b])
+        n = x1 * w1 + x2 * w2 + b
+        o = core.tanh(n)
+    gs = tape.gradient(o, [n, x1, w1, x2, w2])
+    return {f"{k}_grad": g.item() for k, g in zip(("n", "x1", "w1", "x2", "w2"), gs)}
+
+
 def _sigmoid_slope() -> float:
     return core.grad(core.sigmoid)(core.tensor(0.0, dtype="float64")).item()
 
@@ -87,6 +99,7 @@ EXERCISES = {
         Exercise("00.d=e+c", _micrograd("e", "c"), "a sum passes dL/dd through unchanged"),
         Exercise("00.e=a*b", _micrograd("a", "b"), "the chain rule: dL/de times de/da"),
         Exercise("00.b=a+a", _reused, "a used twice gets both edges' gradients, added"),
+        Exercise("00.neuron", _neuron, "tanh's local derivative 1 − o², then the products"),
         Exercise("02.sigmoid-slope", _sigmoid_slope, "σ'(0) = σ(0)(1 − σ(0))"),
         Exercise("02.sum(Mv)", _sum_mv, "v_j meets column j of M once per row"),
         Exercise("02.x*x", _square_shares, "each edge sends dy times the other factor"),

@@ -26,6 +26,11 @@ ANSWERS = {
     "00.d=e+c": ("e_grad = 1.0\nc_grad = 1.0", "e_grad = -2.0\nc_grad = -2.0"),
     "00.e=a*b": ("a_grad = 3.0\nb_grad = -2.0", "a_grad = 6.0\nb_grad = -4.0"),
     "00.b=a+a": ("a_grad = 1.0", "a_grad = 2.0"),
+    "00.neuron": (  # wrong: tanh's local derivative taken as 1 - o, not 1 - o**2
+        "n_grad = 1 - 0.7071\nx1_grad = -3 * n_grad\nw1_grad = 2 * n_grad\nx2_grad = n_grad\n"
+        "w2_grad = 0.0",
+        "n_grad = 0.5\nx1_grad = -1.5\nw1_grad = 1.0\nx2_grad = 0.5\nw2_grad = 0.0",
+    ),
     "02.two-layer": (
         "dz = dh * (1 - z**2)\ndW1 = X.T @ dz",  # tanh'(z) written with z, not h
         "dz = dh * (1 - h**2)\ndW1 = X.T @ dz",
