@@ -15,7 +15,7 @@ import numpy as np
 
 from core.gradients.formulas import fill
 
-__all__ = ["chain_rule_latex", "gradient_formula"]
+__all__ = ["chain_rule_latex", "gradient_formula", "tex_name"]
 
 _TABLE = {
     "BatchMatMul": "matmul: y = a @ b; da = dy @ b^T, db = a^T @ dy",
@@ -93,6 +93,13 @@ def _num(t) -> str | None:
     return f"({float(np.asarray(data).reshape(-1)[0]):.4g})"
 
 
+def tex_name(name: str) -> str:
+    """A variable name safe inside LaTeX (``net_loss`` -> ``net\\_loss``)."""
+    for ch in "\\_#%&$^{}":
+        name = name.replace(ch, "\\" + ch)
+    return name
+
+
 def _d(top: str, bottom: str) -> str:
     return rf"\frac{{\partial {top}}}{{\partial {bottom}}}"
 
@@ -103,7 +110,7 @@ def chain_rule_latex(node, slot: str, dy, grad, names: dict, loss: str = "L") ->
     Args:
         node: the forward node; ``slot``: its input (e.g. ``"a"``).
         dy: the gradient arriving at the node's output; ``grad``: the one sent to ``slot``.
-        names: ``{tensor id: name}`` (the user's variable names).
+        names: ``{tensor id: name}`` (the user's variable names, LaTeX-safe: ``tex_name``).
         loss: the name of what is differentiated.
 
     Returns:

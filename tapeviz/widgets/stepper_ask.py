@@ -17,7 +17,7 @@ import numpy as np
 from tapeviz.graph.lesson import lesson_graph
 from tapeviz.teach.grader import _problem
 
-from .formulas import chain_rule_latex
+from .formulas import chain_rule_latex, tex_name
 
 
 def _parse(text: str):
@@ -43,7 +43,8 @@ class AskPanel:
 
     def __init__(self, tape, names: dict, font_size: int = 14):
         self.tape, self.names, self.font_size = tape, names, font_size
-        self.loss = names.get(tape.node(tape.backward_steps[0].node_id).outputs[0].id, "L")
+        self.tex = {k: tex_name(v) for k, v in names.items()}  # names inside LaTeX
+        self.loss = self.tex.get(tape.node(tape.backward_steps[0].node_id).outputs[0].id, "L")
         self.answered: set = set()
         self.inputs: dict = {}
         self.feedback: dict = {}
@@ -91,7 +92,7 @@ class AskPanel:
     def _label(self, node, slot: str) -> str:
         """``∂L/∂a`` in LaTeX; "this edge's share of" when ``a`` is read more than once."""
         tid = node.inputs[slot].id
-        text = rf"\partial {self.loss}/\partial {self.names.get(tid, slot)}"
+        text = rf"\partial {self.loss}/\partial {self.tex.get(tid, slot)}"
         if (
             len(self._senders().get(tid, ())) > 1
             or list(node.inputs.values()).count(node.inputs[slot]) > 1
@@ -104,7 +105,7 @@ class AskPanel:
         self.index = index
         step, node = self._step()
         out = self.names.get(node.outputs[0].id, "y")
-        known = rf"$\partial {self.loss}/\partial {out} = {_fmt(step.dy[0])}$"
+        known = rf"$\partial {self.loss}/\partial {tex_name(out)} = {_fmt(step.dy[0])}$"
         self.question.value = (
             f"<b>{html.escape(out)} = {html.escape(_expression(node, self.names))}</b>. "
             f"Known: {known}. What does this step send back to each input?"
@@ -155,9 +156,9 @@ class AskPanel:
         step, node = self._step()
         self.latex = []
         for slot, g in step.grads.items():
-            line = chain_rule_latex(node, slot, step.dy[0], g, self.names, self.loss)
+            line = chain_rule_latex(node, slot, step.dy[0], g, self.tex, self.loss)
             if line is None:  # no formula registered for this kernel: the number only
-                name = self.names.get(node.inputs[slot].id, slot)
+                name = self.tex.get(node.inputs[slot].id, slot)
                 line = rf"\partial {self.loss}/\partial {name} = {_fmt(g)}"
             self.latex.append(line)
         body = "".join(f"<div>$${ln}$$</div>" for ln in self.latex)

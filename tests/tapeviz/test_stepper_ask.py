@@ -76,3 +76,16 @@ def test_show_me_reveals_without_a_check(stepper):
     stepper.next.click()
     stepper.back.click()
     assert "the chain rule" in q.result.value  # an answered step stays answered
+
+
+def test_names_with_underscores_are_escaped_in_latex():
+    x_in = tv.tensor(0.5, dtype="float64")
+    with tv.Tape(persistent=True) as tape:
+        tape.watch(x_in)
+        net_out = tv.tanh(x_in)
+    tape.gradient(net_out, x_in)
+    s = tv.BackpropStepper(tape, ask=True)
+    s.quiz.show_answer()
+    (line,) = s.quiz.latex
+    assert line.startswith(r"\frac{\partial net\_out}{\partial x\_in} = 1 - net\_out^2")
+    assert "<b>net_out = tanh(x_in)</b>" in s.quiz.question.value
