@@ -80,6 +80,12 @@ def sweep_verdict(eps, error, analytic, eps_used, scale) -> EpsSweep:
             f"central differences) down to eps ≈ {eps[best]:.1g}; below it rounding error "
             f"rises (slope {s_round:.1f}, -1 expected)"
         )
+        if 0.5 < s_trunc < 1.5:  # NOTE: a kink, not a wrong gradient (the error still falls)
+            verdict += (
+                f". Slope {s_trunc:.1f}, not 2: f is not smooth at this point (a kink such as "
+                "|x| at 0 in f or in its derivative) so central differences are only first "
+                "order there; the error still falls with eps, so the gradient agrees"
+            )
     dominant = "truncation" if eps_used > eps[best] else "rounding"
     return EpsSweep(
         eps, error, float(analytic), trunc, rounding, s_trunc, s_round,

@@ -190,11 +190,41 @@ def run_checks(p, report, *, mode, eps, atol, rtol, forward, rng, order=1, label
                                strategy=strategy, jacobian=J)  # fmt: skip
             _accept_kinks(check, v.reshape(-1) @ Jp, v.reshape(-1) @ Jm, report)
         _classify(check, classes.get(k), k in p.unconnected, name)
+        if check.failure == "value mismatch" and check.jacobian is not None:
+            check.detail = _entries_note(p, k, check.jacobian)
         report.checks.append(check)
     if forward and p.diff:
         _forward_check(p, report, us, ds, atol, rtol)
     if report._sweep is None:
         report._sweep = _sweeper(p, v, g1, us)
+
+
+def _entries_note(p, k, J, limit: int = 256) -> str:
+    """A failed check of a small Jacobian, in its own entries (the compared values above are
+    dyᵀJ for a random dy): the worst three, analytic against numerical; "" when large."""
+    if J.size == 0 or J.size > limit:
+        return ""
+    try:
+        rows = [p.vjp(e.reshape(p.y.shape))[k].reshape(-1) for e in np.eye(J.shape[0])]
+    except Exception:  # the failure is already recorded; the note is only a help
+        return ""
+    A = np.stack(rows).astype(np.float64)
+    off = ~np.eye(*J.shape, dtype=bool)
+    diagonal = J.shape[0] == J.shape[1] and not J[off].any() and not A[off].any()
+    pairs = [(i, i) for i in range(J.shape[0])] if diagonal else list(np.ndindex(J.shape))
+    worst = sorted(pairs, key=lambda rc: -abs(A[rc] - J[rc]))[:3]
+    x_shape = np.shape(p.args[p.diff[k]])
+
+    def at(flat, shape):
+        return [int(i) for i in np.unravel_index(flat, shape)]
+
+    text = "; ".join(
+        f"∂y{at(r, p.y.shape)}/∂x{at(c, x_shape)}: {A[r, c]:.6g} vs {J[r, c]:.6g}" for r, c in worst
+    )
+    kind = "diagonal Jacobian entries (elementwise f)" if diagonal else "Jacobian entries"
+    return (
+        f"(the values above are dyᵀJ for a random dy) worst {kind}, analytic vs numerical: {text}"
+    )
 
 
 def _accept_kinks(check, plus, minus, report) -> None:

@@ -89,6 +89,8 @@ class GradConfig:
     needed_by: tuple = ()
     # input names the gradient dict may name although a run lacked them (an optional bias)
     optional_inputs: tuple = ()
+    # ((input name, LaTeX of the local derivative ∂y/∂input), ...); see gradients/formulas.py
+    formula: tuple = ()
     # what the tape saves, worked out once: ((is_input, key, readers or None), ...)
     save_plan: tuple = field(init=False, repr=False, compare=False, default=())
 
@@ -186,6 +188,7 @@ def register_gradient(
     save_all_inputs: bool = False,
     needed_by: dict | None = None,
     optional_inputs: Sequence[str] = (),
+    formula: dict | None = None,
     _builtin: bool = False,
 ) -> GradConfig:
     """Register the gradient of kernel ``name``; replaces (and warns about) an existing one.
@@ -203,6 +206,9 @@ def register_gradient(
         optional_inputs: input names the kernel may be run without (an optional bias): the
             gradient dict may name them when absent. Any other name that is not an input of
             the run is an error (a misspelt name would give a silent zero gradient).
+        formula: optional ``{input name: LaTeX}`` of the local derivative ∂y/∂input, with
+            ``{x}``/``{a}``/``{b}``/``{y}`` standing for inputs and output (``{dy}`` where the
+            formula is the whole gradient); tapeviz shows it with the user's numbers.
 
     Returns:
         The registered ``GradConfig``.
@@ -231,6 +237,7 @@ def register_gradient(
         _builtin,
         tuple((k, tuple(v)) for k, v in (needed_by or {}).items()),
         tuple(optional_inputs),
+        tuple((str(k), str(v)) for k, v in (formula or {}).items()),
     )
     if name in _GRADIENTS and not _builtin:
         warnings.warn(

@@ -19,6 +19,7 @@ from . import (
     scan,
     shape,
 )
+from .formulas import FORMULAS
 
 FAMILIES = (elementwise, elementwise_math, fused, reduce, scan, linalg, contract, decomp, shape, nn)
 
@@ -36,5 +37,6 @@ def register() -> None:
                 save_all_inputs=save_all,
                 needed_by=needed_by[0] if needed_by else None,
                 optional_inputs=optional.get(name, ()),
+                formula=FORMULAS.get(name),
                 _builtin=True,
             )

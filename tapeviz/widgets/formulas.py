@@ -1,15 +1,21 @@
-"""The one-line math of a node's gradient: the comment above its gradient function.
+"""The math of a node's gradient, from the formula registered with its gradient.
 
-Our gradient modules carry the math in a comment line right above each grad fn
-(``# tanh: y = tanh x; dx = dy (1 - y^2)``); ``inspect.getcomments`` reads it. Gradients
-without one fall back to a small table; custom gradients are described by their style.
+Built-in gradients carry the LaTeX of their local derivatives (``register_gradient(…,
+formula=…)``, filled from ``core/gradients/formulas.py``); ``gradient_formula`` writes it as
+one line, and ``chain_rule_latex`` writes one step of backprop with the user's variable names
+and numbers, e.g. ∂L/∂a = ∂L/∂e · ∂e/∂a = (−2)(−3) = 6. Gradients without a formula fall back
+to a small table; custom gradients are described by their style.
 """
 
 from __future__ import annotations
 
 import inspect
 
-__all__ = ["gradient_formula"]
+import numpy as np
+
+from core.gradients.formulas import fill
+
+__all__ = ["chain_rule_latex", "gradient_formula", "tex_name"]
 
 _TABLE = {
     "BatchMatMul": "matmul: y = a @ b; da = dy @ b^T, db = a^T @ dy",
@@ -37,21 +43,9 @@ _STYLES = {
 }
 
 
-def _comment_of(fn) -> str | None:
-    try:
-        text = inspect.getcomments(fn)
-    except (TypeError, OSError):
-        return None
-    if not text:
-        return None
-    lines = [ln.strip().lstrip("#").strip() for ln in text.strip().splitlines()]
-    lines = [ln for ln in lines if ln]
-    return " ".join(lines) if lines else None
-
-
 def gradient_formula(node) -> str:
     """The gradient of ``node`` as one line of math (or words), e.g. for a Tanh node
-    ``"tanh: y = tanh x; dx = dy (1 - y^2)"``.
+    ``"Tanh: ∂y/∂x = 1 - y^2"`` (the registered LaTeX, ``y`` the output).
 
     Example:
         >>> import tapeviz as tv
@@ -59,7 +53,7 @@ def gradient_formula(node) -> str:
         >>> with tv.Tape() as tape:
         ...     y = tv.tanh(x)
         >>> gradient_formula(tape.nodes[0])
-        'tanh: y = tanh x; dx = dy (1 - y^2)'
+        'Tanh: ∂y/∂x = 1 - y^2'
     """
     grad = getattr(node, "grad", None)
     if grad is None:
@@ -67,7 +61,7 @@ def gradient_formula(node) -> str:
     style = getattr(node, "style", "builtin")
     if style in _STYLES:
         return _STYLES[style].format(label=node.label)
-    text = _comment_of(grad.grad_fn)
+    text = _registered(node, grad)
     if text is None:
         text = _TABLE.get(node.kernel)
     if text is None:
@@ -80,3 +74,74 @@ def gradient_formula(node) -> str:
 
 def _name(grad) -> str:
     return getattr(grad.grad_fn, "__qualname__", repr(grad.grad_fn))
+
+
+def _registered(node, grad) -> str | None:
+    """``"Mul: ∂y/∂a = b; ∂y/∂b = a"`` from the formula registered with the gradient."""
+    if not getattr(grad, "formula", ()):
+        return None
+    slots = {k: k for k in node.inputs} | {"y": "y", "dy": "dy"}
+    parts = [f"∂y/∂{k} = {fill(f, slots)}" for k, f in grad.formula]
+    return f"{node.kernel}: " + "; ".join(parts)
+
+
+def _num(t) -> str | None:
+    """A scalar tensor's value for a formula, in parentheses; None when not a scalar."""
+    data = None if t is None else getattr(t, "_data", None)
+    if data is None or np.size(data) != 1:
+        return None
+    return f"({float(np.asarray(data).reshape(-1)[0]):.4g})"
+
+
+def tex_name(name: str) -> str:
+    """A variable name safe inside LaTeX (``net_loss`` -> ``net\\_loss``)."""
+    for ch in "\\_#%&$^{}":
+        name = name.replace(ch, "\\" + ch)
+    return name
+
+
+def _d(top: str, bottom: str) -> str:
+    return rf"\frac{{\partial {top}}}{{\partial {bottom}}}"
+
+
+def chain_rule_latex(node, slot: str, dy, grad, names: dict, loss: str = "L") -> str | None:
+    """One step of backprop as LaTeX, with the user's names and numbers.
+
+    Args:
+        node: the forward node; ``slot``: its input (e.g. ``"a"``).
+        dy: the gradient arriving at the node's output; ``grad``: the one sent to ``slot``.
+        names: ``{tensor id: name}`` (the user's variable names, LaTeX-safe: ``tex_name``).
+        loss: the name of what is differentiated.
+
+    Returns:
+        e.g. ``∂L/∂a = ∂L/∂e · ∂e/∂a = ∂L/∂e · b = (-2)(-3) = 6`` in LaTeX; None when the
+        node's gradient has no registered formula.
+    """
+    formula = dict(getattr(node.grad, "formula", ()) or ())
+    if slot not in formula:
+        return None
+    out, x = node.outputs[0], node.inputs[slot]
+    o, i = names.get(out.id, "y"), names.get(x.id, slot)
+    symbols = {k: names.get(t.id, k) for k, t in node.inputs.items()} | {"y": o}
+    numbers = {k: _num(t) for k, t in node.inputs.items()} | {"y": _num(out)}
+    whole = "{dy}" in formula[slot]
+    symbols["dy"], numbers["dy"] = _d(loss, o), _num(dy)
+    head = f"{_d(loss, i)} = "
+    if whole:
+        line = head + fill(formula[slot], symbols)
+    elif o == loss:  # the first step: ∂L/∂L = 1 needs no saying
+        line = head + fill(formula[slot], symbols)
+    else:
+        local = fill(formula[slot], symbols)
+        line = head + rf"{_d(loss, o)} \cdot {_d(o, i)} = {_d(loss, o)} \cdot {local}"
+    used = [k for k in numbers if "{" + k + "}" in formula[slot]]
+    times_dy = not whole and o != loss
+    if all(numbers[k] is not None for k in used + ["dy"] * times_dy):
+        nums = fill(formula[slot], numbers)
+        nums = f"{numbers['dy']}\\,{nums}" if times_dy else nums
+        value = _num(grad)
+        if value is None or nums != value:  # "f = (-2) = -2" says -2 once: "f = -2"
+            line += " = " + nums
+        if value is not None:
+            line += f" = {value[1:-1]}"
+    return line

@@ -122,3 +122,33 @@ def worst_entries(check, k=5):
         (w["index"], w["analytic"], w["numerical"], w["abs_err"], w["passed"])
         for w in check.worst_elements(k)
     ]
+
+
+def jacobian_entries(f, args, index, check, k=5, limit=256):
+    """For a small Jacobian, its entries themselves (a student expects f'(3) = 0.0625, not a
+    random dy times it): ``(kind, rows)`` with kind ``"diagonal"`` (an elementwise function:
+    only ∂y[i]/∂x[i]) or ``"jacobian"``, rows ``(label, analytic, numerical, abs_err, ok)``
+    for the k entries furthest outside the tolerance. The analytic entries take one backward
+    pass per output entry. None when the Jacobian has more than ``limit`` entries or was
+    not computed (the table then shows entries of dyᵀJ)."""
+    J = check.jacobian
+    if J is None or J.size == 0 or J.size > limit:
+        return None
+    y_shape, x_shape = _value(f, args).shape, np.shape(args[index])
+    A = np.stack([analytic_vjp(f, args, index, e.reshape(y_shape)).reshape(-1)
+                  for e in np.eye(J.shape[0])])  # fmt: skip
+    off = ~np.eye(*J.shape, dtype=bool)
+    diagonal = J.shape[0] == J.shape[1] and not J[off].any() and not A[off].any()
+    pairs = [(i, i) for i in range(J.shape[0])] if diagonal else list(np.ndindex(J.shape))
+    rows = []
+    for r, c in pairs:
+        a, n = float(A[r, c]), float(J[r, c])
+        err, band = abs(a - n), check.atol + check.rtol * abs(n)
+        label = f"∂y{_idx(r, y_shape)}/∂x{_idx(c, x_shape)}"
+        rows.append((err - band, (label, a, n, err, err <= band)))
+    rows.sort(key=lambda t: -t[0])
+    return ("diagonal" if diagonal else "jacobian"), [row for _, row in rows[:k]]
+
+
+def _idx(flat, shape) -> str:
+    return str([int(i) for i in np.unravel_index(flat, shape)]) if shape else ""

@@ -15,6 +15,7 @@ from ._common import error_html, figure_png, new_figure, png_img_tag, static_bun
 from .gradcheck_data import (
     derivative_curve,
     failure_words,
+    jacobian_entries,
     reverse_check,
     run_check,
     worst_entries,
@@ -262,14 +263,29 @@ class GradCheckWidget(W.VBox):
     def _worst_html(self) -> str:
         if self.check is None:
             return ""
+        small = jacobian_entries(self.f, self.args, self.arg, self.check)
+        if small is None:
+            what = "custom", "entries of dyᵀJ for a random dy (the Jacobian is too large to list)"
+            entries = worst_entries(self.check)
+        else:
+            what = (
+                "custom ∂y/∂x",
+                (
+                    "entries of the Jacobian: only its diagonal (an elementwise function)"
+                    if small[0] == "diagonal"
+                    else "entries of the Jacobian"
+                ),
+            )
+            entries = small[1]
         rows = "".join(
             f"<tr><td>{idx}</td><td>{a:.6g}</td><td>{n:.6g}</td><td>{e:.3g}</td>"
             f"<td>{'ok' if ok else '<b>outside</b>'}</td></tr>"
-            for idx, a, n, e, ok in worst_entries(self.check)
+            for idx, a, n, e, ok in entries
         )
         return (
-            "<table style='font-size:12px'><tr><th>index</th><th>custom</th>"
-            f"<th>numerical</th><th>|error|</th><th></th></tr>{rows}</table>"
+            f"<small>{what[1]}, worst first</small><table style='font-size:12px'><tr>"
+            f"<th>entry</th><th>{what[0]}</th><th>numerical</th><th>|error|</th><th></th></tr>"
+            f"{rows}</table>"
         )
 
     def static_html(self) -> str:

@@ -7,8 +7,11 @@ import html
 import ipywidgets as W
 import numpy as np
 
+from tapeviz.graph.lesson import caller_names, tensor_names
+
 from ._common import error_html, fmt_shape, preview, static_bundle
 from ._graph import HighlightGraph, wrap_svg
+from .stepper_ask import AskPanel
 from .stepper_data import consumers, step_data, visited_highlight
 
 _NO_STEPS = (
@@ -50,6 +53,11 @@ class BackpropStepper(W.VBox):
         tape: a ``tv.Tape`` on which ``gradient()`` was called (``persistent=True`` keeps
             the saved values; otherwise the inputs and outputs the node read are shown).
         graph: draw the graph (``tapeviz.graph``) beside the panel.
+        ask: ask-then-show mode for a class: the lesson graph (the caller's variable names,
+            ``data | grad``) hides each gradient until its step; the student types what the
+            step sends to each input, it is checked, then the chain-rule line is shown with
+            their names and numbers (``stepper.quiz`` is the ``AskPanel``).
+        font_size: the lesson graph's font size in ask mode (24 or more for a lecture hall).
 
     Example:
         >>> import tapeviz as tv
@@ -63,8 +71,10 @@ class BackpropStepper(W.VBox):
         'step 2 of 3: Mul'
     """
 
-    def __init__(self, tape, graph: bool = True, interval_ms: int = 900):
-        self.tape, self.error, self.data = tape, None, {}
+    def __init__(self, tape, graph: bool = True, interval_ms: int = 900, ask: bool = False,
+                 font_size: int = 14):  # fmt: skip
+        self.tape, self.error, self.data, self.quiz = tape, None, {}, None
+        frame_names = caller_names(2) if ask else {}
         self.graph_html = W.HTML()
         self.panel = W.HTML()
         self.title = W.HTML()
@@ -73,6 +83,10 @@ class BackpropStepper(W.VBox):
             if not steps:
                 raise ValueError(_NO_STEPS)
             self._users = consumers(tape)
+            if ask:
+                self.quiz = AskPanel(tape, tensor_names(tape, frame_names), font_size)
+                self.quiz.on_change = self._draw_lesson
+                graph = False
             self.graph_view = _live_graph(tape) if graph else None
             self._graph = HighlightGraph(tape) if graph and self.graph_view is None else None
         except Exception as e:
@@ -82,7 +96,8 @@ class BackpropStepper(W.VBox):
             return
         controls = self._controls(len(steps), interval_ms)
         view = self.graph_view if self.graph_view is not None else self.graph_html
-        super().__init__([self.title, controls, view, self.panel])
+        below = self.quiz.box if self.quiz is not None else self.panel
+        super().__init__([self.title, controls, view, below])
         self._show()
 
     def _controls(self, n: int, interval_ms: int) -> W.HBox:
@@ -136,6 +151,9 @@ class BackpropStepper(W.VBox):
     # --- rendering ---------------------------------------------------------------------
     def _show(self) -> None:
         i = self.index
+        if self.quiz is not None:
+            self._show_quiz(i)
+            return
         try:
             self.data = step_data(self.tape, i, self._users)
             self.panel.value = self._panel_html()
@@ -153,6 +171,20 @@ class BackpropStepper(W.VBox):
             self.graph_html.value = wrap_svg(self.graph_view.svg)
         elif self._graph is not None:
             self.graph_html.value = self._graph.html(self.highlight)
+
+    def _show_quiz(self, i: int) -> None:
+        self.data = {"label": str(self.tape.node(self.current.node_id).label)}
+        self.title.value = f"<h4 style='margin:2px 0'>{html.escape(self.title_text)}</h4>"
+        self.first.disabled = self.back.disabled = i == 0
+        self.next.disabled = self.last.disabled = i == self.count - 1
+        self.quiz.show(i)
+        self._draw_lesson()
+
+    def _draw_lesson(self) -> None:
+        try:
+            self.graph_html.value = wrap_svg(self.quiz.graph().to_svg())
+        except Exception as e:
+            self.graph_html.value = error_html("the lesson graph could not be drawn", e)
 
     def _panel_html(self) -> str:
         d = self.data
@@ -190,7 +222,8 @@ class BackpropStepper(W.VBox):
     def static_html(self) -> str:
         if self.error is not None:
             return error_html("BackpropStepper", self.error)
-        return self.title.value + self.graph_html.value + self.panel.value
+        below = self.quiz.question.value + self.quiz.result.value if self.quiz else self.panel.value
+        return self.title.value + self.graph_html.value + below
 
     def _repr_mimebundle_(self, include=None, exclude=None):
         text = "BackpropStepper: " + (str(self.error) if self.error else self.title_text)

@@ -1,0 +1,83 @@
+"""Un-fuse fused kernels for the lesson graph, so every step of them can be followed.
+
+A fused node (``_FusedMatMul``: act(a @ b + bias); ``SoftmaxCrossEntropyWithLogits``:
+mean(-Σ labels · log_softmax(logits))) is run again as its composite ops on a fresh tape,
+on the values it recorded, and differentiated with the ``dy`` its backward step received:
+the engine computes every intermediate value and gradient, and the lesson graph draws those
+ops in the fused node's place.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+import core
+
+__all__ = ["COMPOSITES", "unfuse"]
+
+
+def _dense(ins: dict, attrs: dict):
+    a = core.transpose(ins["a"]) if attrs.get("transpose_a") else ins["a"]
+    b = core.transpose(ins["b"]) if attrs.get("transpose_b") else ins["b"]
+    z = a @ b
+    if "bias" in ins:
+        z = z + ins["bias"]
+    act = attrs.get("activation", "linear")
+    return z if act == "linear" else getattr(core, act)(z)
+
+
+def _softmax_ce(ins: dict, attrs: dict):
+    return core.mean(-core.sum(ins["labels"] * core.log_softmax(ins["logits"], axis=-1), axis=-1))
+
+
+#: fused kernel -> its composite: f(inputs by name, attrs) -> output, with ordinary ops
+COMPOSITES = {"_FusedMatMul": _dense, "SoftmaxCrossEntropyWithLogits": _softmax_ce}
+
+
+def _step_of(tape, node_id):
+    return next((s for s in tape.backward_steps if s.node_id == node_id), None)
+
+
+def unfuse(tape, data: dict, grads_of) -> dict:
+    """Replace each fused op in lesson ``data`` by its composite ops (values and grads from
+    the engine). ``grads_of(tape)`` gives ``{tensor id: grad}`` of a tape."""
+    ops = []
+    for op in data["ops"]:
+        node = tape.node(op["id"])
+        make = COMPOSITES.get(node.kernel)
+        if make is None or len(node.outputs) != 1:
+            ops.append(op)
+            continue
+        ops += _expand(tape, node, make, data, grads_of)
+    return {"tensors": data["tensors"], "ops": ops}
+
+
+def _expand(tape, node, make, data, grads_of) -> list:
+    from .lesson import OP_SYMBOLS
+
+    copies = {k: core.tensor(np.array(t._data)) for k, t in node.inputs.items()}
+    with core.Tape() as sub:
+        sub.watch(list(copies.values()))
+        out = make(copies, node.attrs)
+    step = _step_of(tape, node.id)
+    if step is not None and step.dy[0] is not None:
+        sub.gradient(out, list(copies.values()), output_gradients=step.dy[0])
+    alias = {c.id: node.inputs[k].id for k, c in copies.items()}
+    alias[out.id] = node.outputs[0].id
+    grads = grads_of(sub) if step is not None else {}
+    for n in sub.nodes:  # an intermediate is named after the op that made it: "@ #16"
+        symbol = OP_SYMBOLS.get(n.kernel, str(n.label).lower())
+        for t in list(n.outputs) + list(n.inputs.values()):
+            if t.id not in alias and t.id not in data["tensors"]:
+                data["tensors"][t.id] = {"name": f"{symbol} #{t.id}", "value": np.asarray(t._data),
+                                         "grad": grads.get(t.id)}  # fmt: skip
+    return [
+        {
+            "id": f"{node.id}.{n.id}",
+            "kernel": n.kernel,
+            "symbol": OP_SYMBOLS.get(n.kernel, str(n.label).lower()),
+            "inputs": [alias.get(t.id, t.id) for t in n.inputs.values()],
+            "outputs": [alias.get(t.id, t.id) for t in n.outputs],
+        }  # fmt: skip
+        for n in sub.nodes
+    ]

@@ -1,0 +1,92 @@
+"""For a lecture: a large-font presentation mode, and one call that saves any widget's
+current picture (SVG or PNG) for slides."""
+
+from __future__ import annotations
+
+import base64
+import re
+from pathlib import Path
+
+from IPython.display import HTML
+
+__all__ = ["export", "presentation"]
+
+_SVG = re.compile(r"<svg\b.*?</svg>", re.DOTALL)
+_PNG = re.compile(r"data:image/png;base64,([A-Za-z0-9+/=]+)")
+
+
+def _bundle(obj) -> dict:
+    bundle = obj._repr_mimebundle_() if hasattr(obj, "_repr_mimebundle_") else {}
+    if isinstance(bundle, tuple):  # (data, metadata)
+        bundle = bundle[0]
+    return dict(bundle or {})
+
+
+def export(obj, path) -> Path:
+    """Save the picture ``obj`` shows now — a graph, a lesson graph or any tapeviz widget —
+    as ``.svg`` or ``.png``.
+
+    Args:
+        obj: a ``GraphView``/``LessonGraph`` (drawn again at full quality) or a widget
+            (its current static picture: the stepper's graph, a checker's plots, ...).
+        path: where to write; the suffix picks the format.
+
+    Returns:
+        The path written.
+
+    Raises:
+        ValueError: the suffix is not .svg/.png, or ``obj`` shows no picture of that kind
+            (the message says which kinds it has).
+
+    Example:
+        >>> import tapeviz as tv, tempfile, pathlib
+        >>> view = tv.show_graph(lambda x: tv.sum(tv.tanh(x)), tv.tensor([0.5]))
+        >>> export(view, pathlib.Path(tempfile.mkdtemp()) / "g.svg").suffix
+        '.svg'
+    """
+    path = Path(path)
+    kind = path.suffix.lower()
+    if kind not in (".svg", ".png"):
+        raise ValueError(f"export: expected a .svg or .png path, got {path}")
+    if kind == ".svg" and hasattr(obj, "to_svg"):
+        path.write_text(obj.to_svg(), encoding="utf-8")
+        return path
+    bundle = _bundle(obj)
+    html_text = str(bundle.get("text/html", ""))
+    svg = bundle.get("image/svg+xml") or next(iter(_SVG.findall(html_text)), None)
+    png = bundle.get("image/png") or next(iter(_PNG.findall(html_text)), None)
+    if kind == ".svg" and svg:
+        path.write_text(svg, encoding="utf-8")
+    elif kind == ".png" and png:
+        path.write_bytes(png if isinstance(png, bytes) else base64.b64decode(png))
+    elif kind == ".png" and hasattr(obj, "save"):
+        return obj.save(path)  # graphs: PNG through the system Graphviz
+    else:
+        has = [k for k, v in ((".svg", svg), (".png", png)) if v] or ["no picture"]
+        raise ValueError(
+            f"export: {type(obj).__name__} shows no {kind[1:].upper()} picture now "
+            f"(it has: {', '.join(has)})"
+        )
+    return path
+
+
+def presentation(on: bool = True, scale: float = 1.6) -> HTML:
+    """Large fonts for a lecture hall: display the result to scale up this notebook's
+    outputs and widgets (JupyterLab and Notebook 7); ``presentation(False)`` undoes it.
+
+    Args:
+        on: switch the mode on or off.
+        scale: the factor on font sizes and drawn graphs.
+
+    Returns:
+        An ``IPython.display.HTML`` holding the style sheet (empty when ``on`` is False).
+    """
+    if not on:
+        return HTML("<style id='tapeviz-presentation'></style>")
+    css = (
+        f".jp-OutputArea-output, .jp-RenderedHTMLCommon, .widget-html-content, "
+        f".widget-label, .widget-readout, .widget-button, .widget-text input "
+        f"{{font-size: {scale:.2f}em !important;}}\n"
+        f".jp-OutputArea-output svg {{zoom: {scale:.2f};}}"
+    )
+    return HTML(f"<style id='tapeviz-presentation'>{css}</style>")

@@ -1,0 +1,143 @@
+"""Lesson mode: the caller's names, op symbols, data | grad only, the planted `=` bug."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import tapeviz as tv
+from tapeviz.graph.lesson import lesson_data, lesson_graph
+
+
+def _micrograd():
+    a, b = tv.tensor(2.0, dtype="float64"), tv.tensor(-3.0, dtype="float64")
+    c, f = tv.tensor(10.0, dtype="float64"), tv.tensor(-2.0, dtype="float64")
+    with tv.Tape(persistent=True) as tape:
+        tape.watch([a, b, c, f])
+        e = a * b
+        d = e + c
+        L = d * f
+    tape.gradient(L, [a, b, c, f])
+    return tape, lesson_graph(tape)  # names from this frame
+
+
+def _by_name(graph) -> dict:
+    return {t["name"]: t for t in graph.data["tensors"].values()}
+
+
+def test_names_symbols_values_and_grads():
+    tape, g = _micrograd()
+    t = _by_name(g)
+    assert set(t) == {"a", "b", "c", "d", "e", "f", "L"}
+    assert [op["symbol"] for op in g.data["ops"]] == ["×", "+", "×"]
+    grads = {k: float(v["grad"]) for k, v in t.items()}
+    assert grads == {"a": 6.0, "b": -4.0, "c": -2.0, "d": -2.0, "e": -2.0, "f": 4.0, "L": 1.0}
+    assert float(t["d"]["value"]) == 4.0 and float(t["L"]["value"]) == -8.0
+    dot = g.to_dot()
+    assert '"{ e | data -6 | grad -2 }"' in dot
+    for noise in ("float", "numpy", " B", "saved"):  # no dtype, backend, bytes, saved box
+        assert noise not in dot
+
+
+def test_a_tensor_name_wins_and_unnamed_tensors_get_an_id():
+    x = tv.tensor(1.5, name="input")
+    with tv.Tape() as tape:
+        tape.watch(x)
+        y = tv.tanh(x * 2.0)
+    tape.gradient(y, x)
+    t = {v["name"] for v in lesson_data(tape)["tensors"].values()}
+    assert "input" in t and any(n.startswith("t") for n in t)
+    assert lesson_graph(tape).data["ops"][1]["symbol"] == "tanh"
+
+
+def test_the_accumulation_bug_keeps_only_the_last_edge():
+    a = tv.tensor(3.0, dtype="float64")
+    with tv.Tape(persistent=True) as tape:
+        tape.watch(a)
+        b = a + a
+        c = b * a
+    tape.gradient(c, a)
+    right = _by_name(lesson_graph(tape))
+    wrong = _by_name(lesson_graph(tape, accumulation_bug=True))
+    assert float(right["a"]["grad"]) == 12.0  # d(2a²)/da = 4a
+    # micrograd with `self.grad = …`: Mul writes a.grad = b = 6, then Add overwrites it
+    # twice with b.grad = a = 3: the last write wins
+    assert float(wrong["a"]["grad"]) == 3.0 and float(wrong["b"]["grad"]) == 3.0
+    assert float(wrong["c"]["grad"]) == 1.0
+
+
+def test_the_bug_needs_an_elementwise_graph():
+    x = tv.tensor(np.ones((2, 2)))
+    with tv.Tape() as tape:
+        tape.watch(x)
+        y = tv.sum(x @ x)
+    tape.gradient(y, x)
+    with pytest.raises(ValueError, match="not elementwise"):
+        lesson_graph(tape, accumulation_bug=True)
+
+
+def test_hidden_lit_font_and_export(tmp_path):
+    tape, g = _micrograd()
+    e_id = next(k for k, v in g.data["tensors"].items() if v["name"] == "e")
+    mul = g.data["ops"][0]["id"]
+    a_id = g.data["ops"][0]["inputs"][0]
+    names = {k: v["name"] for k, v in g.data["tensors"].items()}
+    big = lesson_graph(tape, names, hidden={e_id}, lit={(a_id, mul)}, font_size=28)
+    dot = big.to_dot()
+    assert '"{ e | data -6 | grad ? }"' in dot and "fontsize=28" in dot
+    assert f'"t{a_id}" -> "o{mul}" [color="#D55E00"' in dot
+    svg = big.save(tmp_path / "slide.svg").read_text()
+    assert svg.startswith("<svg") and ">e<" in svg
+    assert "image/svg+xml" in big._repr_mimebundle_()
+    with pytest.raises(ValueError, match=r"\.svg, \.dot"):
+        big.save(tmp_path / "slide.pdf")
+
+
+def test_unfused_dense_and_softmax_ce_carry_the_engines_gradients():
+    rng = np.random.default_rng(0)
+    x = tv.tensor(rng.standard_normal((4, 3)))
+    tv.nn.set_seed(0)
+    model = tv.nn.Sequential([tv.nn.Dense(2, activation="tanh")])
+    model(x)
+    with tv.Tape(persistent=True) as tape:
+        logits = model(x)
+        loss = tv.losses.softmax_cross_entropy([0, 1, 1, 0], logits)
+    tape.gradient(loss, model.parameters())
+    fused = lesson_graph(tape)
+    assert [op["symbol"] for op in fused.data["ops"]] == ["dense", "softmax CE"]
+    g = lesson_graph(tape, unfuse=True)
+    symbols = [op["symbol"] for op in g.data["ops"]]
+    assert symbols[:4] == ["@", "+", "tanh", "log softmax"] and symbols[-1] == "÷"
+    t = _by_name(g)
+    # the unfused steps end in the same tensors, with the engine's own gradients
+    np.testing.assert_allclose(t["logits"]["grad"], _by_name(fused)["logits"]["grad"])
+    z = np.asarray(logits._data)
+    p = np.exp(z) / np.exp(z).sum(-1, keepdims=True)
+    np.testing.assert_allclose(t["logits"]["grad"], (p - np.eye(2)[[0, 1, 1, 0]]) / 4)
+    pre = next(v for k, v in t.items() if k.startswith("+ #"))  # x W + b, before tanh
+    np.testing.assert_allclose(pre["grad"], t["logits"]["grad"] * (1 - z**2), rtol=1e-6)
+    assert "<svg" in g.to_svg()
+
+
+def test_the_widget_toggles_the_bug_unfusing_and_font():
+    from tapeviz.widgets.lesson_widget import LessonGraphWidget
+
+    a = tv.tensor(3.0, dtype="float64")
+    with tv.Tape(persistent=True) as tape:
+        tape.watch(a)
+        b = a + a
+    tape.gradient(b, a)
+    w = LessonGraphWidget(tape)
+    assert '"{ a | data 3 | grad 2 }"' in w.graph.to_dot() and "<svg" in w.picture.value
+    w.bug.value = True
+    assert '"{ a | data 3 | grad 1 }"' in w.graph.to_dot()
+    w.font.value = 30
+    assert "fontsize=30" in w.graph.to_dot()
+    x = tv.tensor(np.ones((2, 2)))
+    with tv.Tape() as t2:
+        t2.watch(x)
+        y = tv.sum(x @ x)
+    t2.gradient(y, x)
+    w2 = LessonGraphWidget(t2)
+    w2.bug.value = True  # not a scalar lesson: the error is shown in place
+    assert "not elementwise" in w2.picture.value

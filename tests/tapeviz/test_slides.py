@@ -1,0 +1,41 @@
+"""Export any widget's current picture; presentation mode's style sheet."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import tapeviz as tv
+from tapeviz.graph.lesson import lesson_graph
+from tapeviz.teach import export, presentation
+
+
+@pytest.fixture
+def tape():
+    x = tv.tensor([0.5, -1.0], name="x")
+    with tv.Tape(persistent=True) as t:
+        t.watch(x)
+        y = tv.sum(tv.tanh(x) * x)
+    t.gradient(y, x)
+    return t
+
+
+def test_graphs_and_widgets_export_svg_or_png(tape, tmp_path):
+    svg = export(lesson_graph(tape), tmp_path / "lesson.svg").read_text()
+    assert svg.startswith("<svg") and "tanh" in svg
+    stepper = tv.BackpropStepper(tape)
+    stepper.go(1)
+    assert export(stepper, tmp_path / "step.svg").read_text().startswith("<svg")
+    check = tv.GradCheckWidget(lambda v: tv.tanh(v) * v, np.array([0.5, -1.0]))
+    png = export(check, tmp_path / "check.png").read_bytes()
+    assert png[:8] == b"\x89PNG\r\n\x1a\n"
+    with pytest.raises(ValueError, match="shows no SVG picture now.*it has: .png"):
+        export(check, tmp_path / "check.svg")
+    with pytest.raises(ValueError, match="expected a .svg or .png"):
+        export(check, tmp_path / "check.pdf")
+
+
+def test_presentation_mode_scales_fonts():
+    on = presentation(scale=2).data
+    assert "font-size: 2.00em" in on and "zoom: 2.00" in on
+    assert "font-size" not in presentation(False).data

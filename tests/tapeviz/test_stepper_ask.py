@@ -1,0 +1,91 @@
+"""The stepper's ask-then-show mode on micrograd's lecture expression: gradients stay hidden
+until their step, answers are checked, the chain-rule line has the user's names and numbers."""
+
+from __future__ import annotations
+
+import pytest
+
+import tapeviz as tv
+
+
+@pytest.fixture
+def stepper():
+    a, b = tv.tensor(2.0, dtype="float64"), tv.tensor(-3.0, dtype="float64")
+    c, f = tv.tensor(10.0, dtype="float64"), tv.tensor(-2.0, dtype="float64")
+    with tv.Tape(persistent=True) as tape:
+        tape.watch([a, b, c, f])
+        e = a * b
+        d = e + c
+        L = d * f
+    tape.gradient(L, [a, b, c, f])
+    return tv.BackpropStepper(tape, ask=True)  # names come from this frame: a, b, e, d, L
+
+
+def test_the_question_uses_the_callers_names(stepper):
+    q = stepper.quiz
+    assert "L = d × f" in q.question.value and r"\partial L/\partial L = 1" in q.question.value
+    assert stepper.title_text == "step 1 of 3: Mul"
+    assert stepper.panel not in stepper.children  # the numbers panel would give it away
+
+
+def test_grads_stay_hidden_until_their_step_is_answered(stepper):
+    q = stepper.quiz
+    names = q.names
+    hidden = {names[t] for t in q.hidden()}
+    assert hidden == {"a", "b", "c", "d", "e", "f"}
+    assert "grad ?" in q.graph().to_dot() and "grad 1" in q.graph().to_dot()  # L's own
+    q.inputs["a"].value, q.inputs["b"].value = "-2", "4"
+    assert q.grade()
+    assert {names[t] for t in q.hidden()} == {"a", "b", "c", "e"}
+    assert "grad -2" in stepper.graph_html.value or "grad &#45;2" in stepper.graph_html.value
+
+
+def test_a_wrong_answer_is_not_accepted_and_says_why(stepper):
+    q = stepper.quiz
+    q.inputs["a"].value, q.inputs["b"].value = "2", "4"  # ∂L/∂d = f = -2, not 2
+    assert not q.grade()
+    assert "wrong sign" in q.result.value and "not yet" in q.result.value
+    assert 0 not in q.answered and q.latex == []
+    q.inputs["a"].value = "minus two"
+    assert not q.grade() and "type a number" in q.result.value
+
+
+def test_the_worked_line_has_names_and_numbers(stepper):
+    stepper.last.click()  # e = a × b
+    q = stepper.quiz
+    assert "e = a × b" in q.question.value
+    assert q.lit() == {(next(t for t, n in q.names.items() if n == k), stepper.current.node_id)
+                       for k in "ab"}  # fmt: skip
+    q.inputs["a"].value, q.inputs["b"].value = "6", "-4"
+    assert q.grade()
+    line_a, line_b = q.latex
+    assert line_a == (
+        r"\frac{\partial L}{\partial a} = \frac{\partial L}{\partial e} \cdot "
+        r"\frac{\partial e}{\partial a} = \frac{\partial L}{\partial e} \cdot b = (-2)\,(-3) = 6"
+    )
+    assert line_b.endswith(r"\cdot a = (-2)\,(2) = -4")
+    assert "$$" in q.result.value and "correct" in q.result.value
+
+
+def test_show_me_reveals_without_a_check(stepper):
+    q = stepper.quiz
+    q.show_answer()
+    assert 0 in q.answered and "the answer" in q.result.value
+    assert q.latex == [r"\frac{\partial L}{\partial d} = f = -2",
+                       r"\frac{\partial L}{\partial f} = d = 4"]  # fmt: skip
+    stepper.next.click()
+    stepper.back.click()
+    assert "the chain rule" in q.result.value  # an answered step stays answered
+
+
+def test_names_with_underscores_are_escaped_in_latex():
+    x_in = tv.tensor(0.5, dtype="float64")
+    with tv.Tape(persistent=True) as tape:
+        tape.watch(x_in)
+        net_out = tv.tanh(x_in)
+    tape.gradient(net_out, x_in)
+    s = tv.BackpropStepper(tape, ask=True)
+    s.quiz.show_answer()
+    (line,) = s.quiz.latex
+    assert line.startswith(r"\frac{\partial net\_out}{\partial x\_in} = 1 - net\_out^2")
+    assert "<b>net_out = tanh(x_in)</b>" in s.quiz.question.value
