@@ -17,7 +17,7 @@ def _new_group(gid: str, label: str) -> dict:
     return {"id": gid, "label": label, "members": [], "kernels": [], "saved_bytes": 0}
 
 
-def plan(data, max_nodes: int = 300, depth: int = 1, merge_repeats: bool = True) -> dict:
+def plan(data, max_nodes: int = 300, depth: int = 1, merge_repeats: bool = True, expand=()) -> dict:
     """Group the forward ops of ``data`` so that at most about ``max_nodes // 2`` units remain.
 
     Args:
@@ -25,10 +25,12 @@ def plan(data, max_nodes: int = 300, depth: int = 1, merge_repeats: bool = True)
         max_nodes: the node budget of the drawing.
         depth: how many scope levels name a group (``"a/b/c"`` with depth 1 -> ``"a"``).
         merge_repeats: merge consecutive groups with the same kernel sequence into one node.
+        expand: ids of groups to draw op by op (a click on a collapsed group expands it).
 
     Returns:
         ``{"op_group": {op id: group id}, "groups": [group dict]}``; ops missing from
-        ``op_group`` stay as single nodes.
+        ``op_group`` stay as single nodes; an expanded group has ``"expanded": True`` and
+        its members are missing from ``op_group``.
     """
     groups: dict[str, dict] = {}
     op_group: dict[str, str] = {}
@@ -57,6 +59,9 @@ def plan(data, max_nodes: int = 300, depth: int = 1, merge_repeats: bool = True)
         grp["summary"] = _summary(grp["kernels"])
         grp["same_as"] = seen.get(sig) if len(sig) > 1 and not grp.get("chunk") else None
         seen.setdefault(sig, grp["label"])
+        grp["expanded"] = grp["id"] in expand
+        for m in grp["members"] if grp["expanded"] else ():
+            del op_group[m]
     return {"op_group": op_group, "groups": ordered}
 
 
@@ -105,10 +110,16 @@ def draw_forward(data, opts, out, plan) -> None:
     from .style import attr
 
     og = plan["op_group"]
+    ops = {op["id"]: op for op in data.ops}
+    in_cluster = set()
     for grp in plan["groups"]:
-        out.scoped[""].append(group_node(grp, opts))
+        if not grp["expanded"]:
+            out.scoped[""].append(group_node(grp, opts))
+        elif opts.mode != "both":  # "both" levels ops with their gradients: no clusters
+            out.scoped[""].append(_expanded_cluster(grp, ops, opts, out))
+            in_cluster.update(grp["members"])
     for op in data.ops:
-        if op["id"] not in og:
+        if op["id"] not in og and op["id"] not in in_cluster:
             out.scoped[""].append(op_node(op, opts))
             out.present.add(("op", op["style"]))
     out.present.add(("op", "group"))
@@ -145,6 +156,22 @@ def draw_forward(data, opts, out, plan) -> None:
         out.edges.append(plain_edge(src, dst, nbytes))
 
 
+def _expanded_cluster(grp: dict, ops: dict, opts, out) -> str:
+    """An expanded group: its ops in a cluster whose label collapses it again on a click."""
+    from .nodes import cluster_label, op_node
+    from .style import attr
+
+    lines = [f"subgraph {attr('cluster_x' + grp['id'])} {{"]
+    text = f"\u25be {grp['label']} \u00b7 {grp['n_ops']} ops (click here to collapse)"
+    lines.append(f"label={cluster_label(text, None, opts)};")
+    lines.append('style="rounded,dashed"; color="#0072B2";')
+    for m in grp["members"]:
+        lines.append(op_node(ops[m], opts))
+        out.present.add(("op", ops[m]["style"]))
+    lines.append("}")
+    return "\n".join(lines)
+
+
 def draw_backward(data, opts, out, plan) -> None:
     """Statements for the collapsed backward graph: one node per group's gradient ops."""
     from .nodes import group_node, plain_edge
@@ -161,9 +188,11 @@ def draw_backward(data, opts, out, plan) -> None:
         grp["members"].append(bop["id"])
         grp["kernels"].append(bop["kernel"])
         unit_of[bop["id"]] = uid
-    for grp in units.values():
+    for uid, grp in units.items():
         grp.update(n_ops=len(grp["members"]), summary=_summary(grp["kernels"]), same_as=None)
         out.scoped[""].append(group_node(grp, opts))
+        if opts.mode == "both":
+            out.level(uid[1:], "", uid)  # level with its forward group or op
     out.n_units += len(units)
     out.present.add(("op", "group"))
     producer = {e["dst"]: e["src"] for e in data.backward_edges if e["src"] in unit_of}
@@ -177,5 +206,6 @@ def draw_backward(data, opts, out, plan) -> None:
         a, b = unit_of[src], unit_of[e["dst"]]
         if a != b:
             agg[(a, b)] += e["bytes"]
+    extra = {"constraint": "false"} if opts.mode == "both" else {}
     for (src, dst), nbytes in agg.items():
-        out.edges.append(plain_edge(src, dst, nbytes))
+        out.edges.append(plain_edge(src, dst, nbytes, **extra))
