@@ -25,7 +25,8 @@ def plan(data, max_nodes: int = 300, depth: int = 1, merge_repeats: bool = True,
         max_nodes: the node budget of the drawing.
         depth: how many scope levels name a group (``"a/b/c"`` with depth 1 -> ``"a"``).
         merge_repeats: merge consecutive groups with the same kernel sequence into one node.
-        expand: ids of groups to draw op by op (a click on a collapsed group expands it).
+        expand: ids of groups to open (a click on a collapsed group): a group ``c<k>`` is
+            drawn op by op, a merged run of identical blocks ``m<k>`` one node per block.
 
     Returns:
         ``{"op_group": {op id: group id}, "groups": [group dict]}``; ops missing from
@@ -48,7 +49,7 @@ def plan(data, max_nodes: int = 300, depth: int = 1, merge_repeats: bool = True,
     ordered = list(groups.values())
     target = max(min(max_nodes // 2, 60), 8)
     if merge_repeats and len(loose) + len(ordered) > target:
-        ordered = _merge_repeats(ordered, op_group)
+        ordered = _merge_repeats(ordered, op_group, expand)
     if len(loose) + len(ordered) > target:
         budget = max(min(target - len(ordered), 24), 1)  # a chain reads best in few chunks
         ordered += _chunk(loose, budget, op_group, len(ordered))
@@ -65,27 +66,42 @@ def plan(data, max_nodes: int = 300, depth: int = 1, merge_repeats: bool = True,
     return {"op_group": op_group, "groups": ordered}
 
 
-def _merge_repeats(ordered: list[dict], op_group: dict) -> list[dict]:
+def _merge_repeats(ordered: list[dict], op_group: dict, expand=()) -> list[dict]:
+    """Merge runs of groups with the same kernel sequence into one node ``m<k>``; a run
+    whose id is in ``expand`` stays apart, one node per block."""
     merged: list[dict] = []
+    split = None  # the signature of an expanded run being walked
     for grp in ordered:
-        last = merged[-1] if merged else None
-        if last is not None and last.get("_sig") == tuple(grp["kernels"]) and len(grp["kernels"]):
-            last["repeat"] += 1
-            last["label"] = (
-                f"{last['_first']} \u2026 {grp['label']} (\u00d7{last['repeat']} identical)"
-            )
-            for m in grp["members"]:
-                op_group[m] = last["id"]
-            last["members"] += grp["members"]
-            last["saved_bytes"] += grp["saved_bytes"]
+        sig, last = tuple(grp["kernels"]), (merged[-1] if merged else None)
+        same = last is not None and last["_sig"] == sig and len(sig) > 0
+        if same and split != sig and "m" + last["_first_id"][1:] in expand:
+            split = sig
+        if same and split != sig:
+            _absorb(last, grp, op_group)
             continue
-        grp["_sig"], grp["_first"], grp["repeat"] = tuple(grp["kernels"]), grp["label"], 1
+        split = split if same else None
+        grp["_sig"], grp["_first"], grp["_first_id"], grp["repeat"] = (
+            sig,
+            grp["label"],
+            grp["id"],
+            1,
+        )
         merged.append(grp)
     for grp in merged:
         if grp["repeat"] > 1:
             grp["kernels"] = list(grp["_sig"])  # one block's kernels; members hold all
-        del grp["_sig"], grp["_first"]
+        del grp["_sig"], grp["_first"], grp["_first_id"]
     return merged
+
+
+def _absorb(run: dict, grp: dict, op_group: dict) -> None:
+    run["repeat"] += 1
+    run["id"] = "m" + run["_first_id"][1:]
+    run["label"] = f"{run['_first']} \u2026 {grp['label']} (\u00d7{run['repeat']} identical)"
+    run["members"] += grp["members"]
+    run["saved_bytes"] += grp["saved_bytes"]
+    for m in run["members"]:
+        op_group[m] = run["id"]
 
 
 def _chunk(loose: list[dict], budget: int, op_group: dict, start: int) -> list[dict]:

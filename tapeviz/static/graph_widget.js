@@ -291,7 +291,7 @@ function render({ model, el: root }) {
     g.addEventListener("click", (e) => {
       if (drag && drag.moved) return;
       e.stopPropagation();
-      if (/^c\d+$/.test(g.dataset.tvId)) { toggleGroup(g.dataset.tvId, true); return; }
+      if (/^[cm]\d+$/.test(g.dataset.tvId)) { toggleGroup(g.dataset.tvId, true); return; }
       model.set("selected", g.dataset.tvId);
       model.save_changes();
     });
@@ -320,14 +320,20 @@ function render({ model, el: root }) {
     drawCrumb();
     return true;
   }
+  // a breadcrumb for big graphs: how the view is collapsed, and a way back
+  const foldAll = el("button", "tv-fold-all", "fold all");
+  foldAll.addEventListener("click", () => { model.set("expanded", []); model.save_changes(); });
   function drawCrumb() {
-    const groups = canvas.querySelectorAll("g.node").length &&
-      Array.from(canvas.querySelectorAll("g.node")).filter((g) => /^c\d+$/.test(g.dataset.tvId)).length;
+    const ids = Array.from(canvas.querySelectorAll("g.node")).map((g) => g.dataset.tvId);
+    const groups = ids.filter((id) => /^[cm]\d+$/.test(id)).length;
     const open = (model.get("expanded") || []).length;
-    crumb.textContent = groups || open
-      ? `collapsed view: ${groups} groups (click one to expand)` + (open ? ` \u203a ${open} expanded (click its frame's title to fold)` : "")
-      : "";
-    crumb.style.display = crumb.textContent ? "block" : "none";
+    crumb.replaceChildren();
+    if (!groups && !open) { crumb.style.display = "none"; return; }
+    crumb.style.display = "block";
+    let text = `whole tape \u203a ${groups} collapsed groups (click one to open it)`;
+    if (open) text += ` \u203a ${open} opened (click an opened frame's title to fold it) `;
+    crumb.append(document.createTextNode(text));
+    if (open) crumb.appendChild(foldAll);
   }
   // search by name: matches are outlined, Enter steps through them and pans to each
   let matches = [], at = -1;
