@@ -33,7 +33,7 @@ LABEL_PX_JS = """(root) => {
 
 # one input -> changed DOM: the action runs, a MutationObserver waits until `snap(root)`
 # differs from before, then one animation frame (the browser is about to paint)
-LATENCY_JS = """async ([root, action, selector, snapExpr]) => {
+LATENCY_JS = """async (root, [action, selector, snapExpr]) => {
   const snap = new Function('root', 'return ' + snapExpr);
   const target = root.querySelector(selector);
   if (!target) return -2;
@@ -46,7 +46,7 @@ LATENCY_JS = """async ([root, action, selector, snapExpr]) => {
       if (snap(root) !== before) requestAnimationFrame(() => finish(performance.now() - t0));
     });
     obs.observe(root, {subtree: true, childList: true, attributes: true, characterData: true});
-    if (action === 'click') target.click();
+    if (action === 'click') target.dispatchEvent(new MouseEvent('click', {bubbles: true}));
     else target.dispatchEvent(new KeyboardEvent('keydown', {key: action, bubbles: true}));
     setTimeout(() => finish(-1), 15000);
   });

@@ -89,24 +89,26 @@ def test_graph_sizes_latency_and_themes(lab_server, lab_page):
     open_notebook(page, lab_server, NOTEBOOK)
     run_all_cells(page)
     assert unexecuted_cells(page) == [] and widget_errors(page, (".tv-graph .tv-error",)) == []
-    for name, i in [("small", SMALL), ("both", BOTH), ("big-1000-ops", BIG), ("stepper", STEPPER)]:
+    pictures = [("small", SMALL), ("both", BOTH), ("big-1000-ops", BIG), ("stepper", STEPPER)]
+    for name, i in pictures:
         graph = _graph(page, i)
         graph.locator("svg g.node").first.wait_for(timeout=30_000)
-        page.wait_for_timeout(300)
-        first = label_px(graph)
+        figures["label_px"][name] = {"first_view": round(label_px(graph), 1)}
         _shot(_cell(page, i), f"{name}-first-view")
-        graph.locator("button.tv-fit").click()
-        page.wait_for_timeout(1500)  # "fit" may ask the kernel to collapse first
-        fitted = label_px(graph)
-        _shot(_cell(page, i), f"{name}-fit")
-        figures["label_px"][name] = {"first_view": round(first, 1), "fit": round(fitted, 1)}
     static = label_px(_cell(page, STATIC).locator(".jp-OutputArea-output").first)
     figures["label_px"]["static show_graph"] = {"first_view": round(static, 1)}
     _shot(_cell(page, STATIC), "static-both")
+    _measure_latency(page, figures["latency_ms"])
+    for name, i in pictures:
+        graph = _graph(page, i)
+        graph.locator("button.tv-fit").click()
+        page.wait_for_timeout(1500)  # "fit" may ask the kernel to collapse first
+        figures["label_px"][name]["fit"] = round(label_px(graph), 1)
+        _shot(_cell(page, i), f"{name}-fit")
+    print(json.dumps(figures["label_px"], indent=1))
     for name, sizes in figures["label_px"].items():
         assert sizes["first_view"] >= 11, f"{name}: first-view labels {sizes['first_view']} px"
         assert sizes.get("fit", 9) >= 9, f"{name}: labels after fit {sizes['fit']} px"
-    _measure_latency(page, figures["latency_ms"])
     figures["first_view_s"]["1,000-op tape (run cell -> nodes on screen)"] = _first_view(page)
     _dark_theme(page)
     FIGURES.write_text(json.dumps(figures, indent=1))
@@ -125,13 +127,14 @@ def _measure_latency(page, out):
     toggle = [("click", ".tv-toggle input")]
     _record(out, "graph: saved on/off", latencies(page, both, toggle, SVG_SNAP, 6))
     big = _graph(page, BIG)
-    expand = [("click", ".tv-canvas g.node[data-tv-id^='c']")]
-    out_snap = "root.querySelectorAll('.tv-canvas g.cluster').length"
-    _record(out, "graph: expand a group (1,000-op tape)", latencies(page, big, expand, out_snap, 1))
-    fold = [("click", ".tv-canvas g.cluster text")]
-    _record(out, "graph: fold it again", latencies(page, big, fold, out_snap, 1))
+    run = [("click", ".tv-canvas g.node[data-tv-id^='m']")]
+    _record(out, "graph: open 50 identical blocks (1,000 ops)", latencies(page, big, run, SVG_SNAP, 1))
+    steps = [("click", ".tv-canvas g.node[data-tv-id='c3']"), ("click", ".tv-canvas g.cluster text")]
+    both_ways = latencies(page, big, steps, SVG_SNAP, 10)
+    _record(out, "graph: expand a block (1,000 ops)", both_ways[0::2])
+    _record(out, "graph: fold it (1,000 ops)", both_ways[1::2])
     stepper = _cell(page, STEPPER).locator(".jp-OutputArea-output").first
-    nxt = [("click", "button[title='next step']")]
+    nxt = [("click", "button[title='next step']"), ("click", "button[title='back step']")]
     snap = "root.querySelector('.tv-canvas svg')"
     _record(out, "stepper: next step", latencies(page, stepper, nxt, snap, 8))
     gc = _cell(page, GRADCHECK).locator(".jp-OutputArea-output").first
