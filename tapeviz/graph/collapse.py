@@ -150,7 +150,9 @@ def draw_forward(data, opts, out, plan) -> None:
     if hidden:
         n_const = sum(t["role"] == "constant" for t in hidden)
         text = f"collapsed: {n_const} constants, {len(hidden) - n_const} other tensors not drawn"
-        out.scoped[""].append(f'"hidden" [shape=plaintext, fontsize=9, label={attr(text)}]')
+        out.scoped[""].append(
+            f'"hidden" [shape=plaintext, class="tv-note", fontsize=9, label={attr(text)}]'
+        )
     agg = defaultdict(int)
     for e in data.edges:
         src_t = tensors.get(e["src"])

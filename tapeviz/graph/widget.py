@@ -128,12 +128,12 @@ class GraphWidget(anywidget.AnyWidget):
             return
         try:
             svg, key = self._draw(self.mode)
-            views = {self.mode: [svg, key]}
+            self.views = views = {self.mode: [svg, key]}
+            self.key, self.svg, self.error = key, svg, ""  # sent now: the view redraws
             if len(self.data.ops) <= self._max_nodes and not self.highlighted:
                 for mode in ("forward", "backward", "both") if self.has_backward else ():
                     views.setdefault(mode, list(self._draw(mode)))  # a switch is then instant
-            self.views, self.key, self.svg = views, key, svg
-            self.error = ""
+                self.views = dict(views)
         except Exception as e:  # errors are part of the UI: shown in place of the graph
             self.error = f"graph could not be drawn: {type(e).__name__}: {e}"
 

@@ -305,16 +305,29 @@ function render({ model, el: root }) {
     label.style.cursor = "pointer";
     label.addEventListener("click", (e) => { e.stopPropagation(); toggleGroup(m[1], false); });
   }
+  // parsed, wired pictures by their text: a mode switch back and forth re-uses them
+  const parsed = new Map();
+  function parseSvg(text) {
+    let svg = parsed.get(text);
+    if (svg === undefined) {
+      svg = safeSvg(text);
+      if (svg) {
+        svg.querySelectorAll("g.node").forEach(wireNode);
+        svg.querySelectorAll("g.cluster").forEach(wireCluster);
+      }
+      if (parsed.size >= 6) parsed.delete(parsed.keys().next().value);
+      parsed.set(text, svg);
+    }
+    return svg;
+  }
   function drawSvg(text) {
     if (text === drawnSvg) return false;
     drawnSvg = text;
-    const svg = safeSvg(text);
+    const svg = parseSvg(text);
     canvas.replaceChildren();
     if (!svg) return true;
     canvas.appendChild(svg);
     fontPx = minFontPx(svg);
-    svg.querySelectorAll("g.node").forEach(wireNode);
-    svg.querySelectorAll("g.cluster").forEach(wireCluster);
     markSelected();
     runSearch(false);
     drawCrumb();
@@ -387,6 +400,13 @@ function render({ model, el: root }) {
   requestAnimationFrame(refit);
   model.on("change:svg", () => { if (drawSvg(model.get("svg"))) refit(); });
   model.on("change:key", () => drawKey(keyRow, model.get("key")));
+  const parseAhead = () => {
+    const views = Object.values(model.get("views") || {});
+    const idle = window.requestIdleCallback || ((f) => setTimeout(f, 50));
+    idle(() => views.forEach(([text]) => parseSvg(text)));
+  };
+  model.on("change:views", parseAhead);
+  parseAhead();
   model.on("change:mode change:show_saved change:show_values change:has_backward", drawToolbar);
   model.on("change:error", drawError);
   model.on("change:selected", markSelected);

@@ -128,8 +128,13 @@ def _measure_latency(page, out):
     _record(out, "graph: saved on/off", latencies(page, both, toggle, SVG_SNAP, 6))
     big = _graph(page, BIG)
     run = [("click", ".tv-canvas g.node[data-tv-id^='m']")]
-    _record(out, "graph: open 50 identical blocks (1,000 ops)", latencies(page, big, run, SVG_SNAP, 1))
-    steps = [("click", ".tv-canvas g.node[data-tv-id='c3']"), ("click", ".tv-canvas g.cluster text")]
+    _record(
+        out, "graph: open 50 identical blocks (1,000 ops)", latencies(page, big, run, SVG_SNAP, 1)
+    )
+    steps = [
+        ("click", ".tv-canvas g.node[data-tv-id='c3']"),
+        ("click", ".tv-canvas g.cluster text"),
+    ]
     both_ways = latencies(page, big, steps, SVG_SNAP, 10)
     _record(out, "graph: expand a block (1,000 ops)", both_ways[0::2])
     _record(out, "graph: fold it (1,000 ops)", both_ways[1::2])

@@ -143,3 +143,17 @@ def test_widget_opens_big_tapes_collapsed_and_expands_on_request():
     assert not re.findall(r"<title>c\d+</title>", s.svg)
     s.collapse = "on"  # what "fit" asks for when the text would get too small
     assert re.findall(r"<title>c\d+</title>", s.svg)  # the scope "blk" is one node now
+
+
+def test_a_run_of_identical_blocks_opens_block_by_block():
+    data = extract(scoped_tape(blocks=12, ops_per_block=8))
+    dot = to_dot(data, collapse=True, max_nodes=20)
+    runs = re.findall(r'^"(m\d+)" \[', dot, re.M)
+    assert runs and "(\u00d712 identical)" in dot  # one node for the 12 blocks
+    opened = to_dot(data, collapse=True, max_nodes=20, expand=[runs[0]])
+    blocks = re.findall(r'^"(c\d+)" \[', opened, re.M)
+    assert "identical)" not in opened  # one node per block (+ a chunk of the loose ops)
+    assert sum(f"block{i}<" in opened for i in range(12)) == 12
+    deeper = to_dot(data, collapse=True, max_nodes=20, expand=[runs[0], blocks[1]])
+    assert f'"cluster_x{blocks[1]}"' in deeper
+    assert len(re.findall(r'^"(c\d+)" \[', deeper, re.M)) == len(blocks) - 1
