@@ -98,6 +98,7 @@ def test_graph_sizes_latency_and_themes(lab_server, lab_page):
     static = label_px(_cell(page, STATIC).locator(".jp-OutputArea-output").first)
     figures["label_px"]["static show_graph"] = {"first_view": round(static, 1)}
     _shot(_cell(page, STATIC), "static-both")
+    _shot(_cell(page, GRADCHECK), "gradcheck")
     _measure_latency(page, figures["latency_ms"])
     for name, i in pictures:
         graph = _graph(page, i)
@@ -144,8 +145,8 @@ def _measure_latency(page, out):
     _record(out, "stepper: next step", latencies(page, stepper, nxt, snap, 8))
     gc = _cell(page, GRADCHECK).locator(".jp-OutputArea-output").first
     keys = [("ArrowRight", ".noUi-handle"), ("ArrowLeft", ".noUi-handle")]
-    img = "Array.from(root.querySelectorAll('img')).map((i) => i.src).join()"
-    _record(out, "gradcheck: slider step (matplotlib)", latencies(page, gc, keys, img, 8))
+    grid = "root.querySelector('.tv-gc-grid')"
+    _record(out, "gradcheck: slider step", latencies(page, gc, keys, grid, 10))
 
 
 def _first_view(page) -> float:
@@ -175,6 +176,6 @@ def _dark_theme(page):
         .locator(".tv-viewport")
         .evaluate("(v) => getComputedStyle(v).backgroundColor")
     )
-    for name, i in [("both", BOTH), ("small", SMALL)]:
+    for name, i in [("both", BOTH), ("small", SMALL), ("gradcheck", GRADCHECK)]:
         _shot(_cell(page, i), f"{name}-dark")
     assert bg not in ("rgb(255, 255, 255)", "rgba(0, 0, 0, 0)"), f"not the dark theme: {bg}"
