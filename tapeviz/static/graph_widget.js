@@ -374,9 +374,10 @@ function render({ model, el: root }) {
   // a mode drawn ahead switches here, at once; Python is told and answers with the same SVG
   function setMode(m) {
     const ahead = (model.get("views") || {})[m];
+    if (ahead) { drawSvg(ahead[0]); drawKey(keyRow, ahead[1]); }  // the picture first
     model.set("mode", m);
     model.save_changes();
-    if (ahead) { drawSvg(ahead[0]); drawKey(keyRow, ahead[1]); drawToolbar(); refit(); }
+    if (ahead) requestAnimationFrame(refit);  // layout reads after the swap, not before
   }
   function drawToolbar() {
     for (const [m, b] of Object.entries(modes)) {

@@ -31,24 +31,27 @@ LABEL_PX_JS = """(root) => {
   return min(doc) * img.getBoundingClientRect().width / vb.width;
 }"""
 
-# one input -> changed DOM: the action runs, a MutationObserver waits until `snap(root)`
-# differs from before, then one animation frame (the browser is about to paint)
+# one input -> changed DOM: the action runs, a MutationObserver sees `snap(root)` differ
+# from before (the DOM has changed: [0]), then one animation frame (about to paint: [1])
 LATENCY_JS = """async (root, [action, selector, snapExpr]) => {
   const snap = new Function('root', 'return ' + snapExpr);
   const target = root.querySelector(selector);
-  if (!target) return -2;
+  if (!target) return [-2, -2];
   const before = snap(root);
   return await new Promise((resolve) => {
     let done = false;
     const finish = (v) => { if (!done) { done = true; obs.disconnect(); resolve(v); } };
     const t0 = performance.now();
     const obs = new MutationObserver(() => {
-      if (snap(root) !== before) requestAnimationFrame(() => finish(performance.now() - t0));
+      if (done || snap(root) === before) return;
+      const dom = performance.now() - t0;
+      obs.disconnect();
+      requestAnimationFrame(() => finish([dom, performance.now() - t0]));
     });
     obs.observe(root, {subtree: true, childList: true, attributes: true, characterData: true});
     if (action === 'click') target.dispatchEvent(new MouseEvent('click', {bubbles: true}));
     else target.dispatchEvent(new KeyboardEvent('keydown', {key: action, bubbles: true}));
-    setTimeout(() => finish(-1), 15000);
+    setTimeout(() => finish([-1, -1]), 15000);
   });
 }"""
 
@@ -60,8 +63,9 @@ def label_px(locator) -> float | None:
     return locator.evaluate(LABEL_PX_JS)
 
 
-def latencies(page, root, steps: list[tuple[str, str]], snap: str, repeats: int) -> list[float]:
-    """Milliseconds from input to changed DOM, ``repeats`` times, cycling through ``steps``.
+def latencies(page, root, steps: list[tuple[str, str]], snap: str, repeats: int) -> list:
+    """``[ms to changed DOM, ms to the next frame]`` after an input, ``repeats`` times,
+    cycling through ``steps``.
 
     Args:
         page: the page (to let the kernel settle between inputs).
@@ -75,7 +79,7 @@ def latencies(page, root, steps: list[tuple[str, str]], snap: str, repeats: int)
     for i in range(repeats):
         action, selector = steps[i % len(steps)]
         ms = root.evaluate(LATENCY_JS, [action, selector, snap])
-        assert ms >= 0, f"no change in the view after {action} on {selector!r} ({ms})"
+        assert ms[0] >= 0, f"no change in the view after {action} on {selector!r} ({ms})"
         out.append(ms)
         page.wait_for_timeout(150)  # let the kernel's echo arrive before the next input
     return out
