@@ -5,6 +5,7 @@
 const NS = "http://www.w3.org/2000/svg";
 const C = { blue: "#0072B2", orange: "#E69F00", green: "#009E73", red: "#D55E00", purple: "#CC79A7" };
 const W = 300, H = 210, M = { l: 52, r: 10, t: 22, b: 34 };
+let clipIds = 0;
 
 function svgEl(tag, attrs, parent) {
   const n = document.createElementNS(NS, tag);
@@ -41,7 +42,10 @@ function frame(box, title, xs, ys, xLabel, yLabel) {
   const svg = svgEl("svg", { width: W, height: H, viewBox: `0 0 ${W} ${H}`, class: "tv-gc-plot" }, box);
   const px = (v) => M.l + ((xs.map(v) - xs.lo) / (xs.hi - xs.lo)) * (W - M.l - M.r);
   const py = (v) => H - M.b - ((ys.map(v) - ys.lo) / (ys.hi - ys.lo)) * (H - M.t - M.b);
-  svgEl("rect", { x: M.l, y: M.t, width: W - M.l - M.r, height: H - M.t - M.b, class: "tv-gc-frame" }, svg);
+  const area = { x: M.l, y: M.t, width: W - M.l - M.r, height: H - M.t - M.b };
+  svgEl("rect", Object.assign({ class: "tv-gc-frame" }, area), svg);
+  const clip = `tv-gc-clip-${++clipIds}`;  // lines outside the axes' range stop at the frame
+  svgEl("rect", area, svgEl("clipPath", { id: clip }, svg));
   for (const t of xs.ticks) {
     const x = M.l + ((t - xs.lo) / (xs.hi - xs.lo)) * (W - M.l - M.r);
     text(svg, x, H - M.b + 13, xs.label(t), { "text-anchor": "middle" });
@@ -53,7 +57,7 @@ function frame(box, title, xs, ys, xLabel, yLabel) {
   text(svg, W / 2, 14, title, { "text-anchor": "middle", class: "tv-gc-text tv-gc-title" });
   text(svg, (W + M.l) / 2, H - 4, xLabel, { "text-anchor": "middle" });
   text(svg, 11, (H - M.b + M.t) / 2, yLabel, { "text-anchor": "middle", transform: `rotate(-90 11 ${(H - M.b + M.t) / 2})` });
-  return { svg, px, py };
+  return { svg, px, py, clip: `url(#${clip})` };
 }
 
 function line(f, xs, ys, attrs) {
@@ -64,7 +68,7 @@ function line(f, xs, ys, attrs) {
     d += `${pen ? "L" : "M"}${f.px(x).toFixed(1)},${f.py(y).toFixed(1)}`;
     pen = true;
   });
-  return svgEl("path", Object.assign({ d, fill: "none" }, attrs), f.svg);
+  return svgEl("path", Object.assign({ d, fill: "none", "clip-path": f.clip }, attrs), f.svg);
 }
 
 function key(box, items) {
