@@ -362,9 +362,15 @@ function render({ model, el: root }) {
   }
   search.addEventListener("input", () => { at = -1; runSearch(true); });
   search.addEventListener("keydown", (e) => { if (e.key === "Enter") runSearch(true); });
-  let keyShown = true, panelShown = true;
+  // the details panel stays folded (the graph gets its width) until a node is selected
+  let keyShown = true, panelShown = !!(model.get("details") || {}).id, panelTouched = false;
   keyBtn.addEventListener("click", () => { keyShown = !keyShown; drawChrome(); });
-  panelBtn.addEventListener("click", () => { panelShown = !panelShown; drawChrome(); });
+  panelBtn.addEventListener("click", () => {
+    panelShown = !panelShown;
+    panelTouched = true;
+    drawChrome();
+    refit();
+  });
   function drawChrome() {
     keyRow.style.display = keyShown ? "" : "none";
     keyBtn.classList.toggle("tv-active", keyShown);
@@ -411,7 +417,13 @@ function render({ model, el: root }) {
   model.on("change:mode change:show_saved change:show_values change:has_backward", drawToolbar);
   model.on("change:error", drawError);
   model.on("change:selected", markSelected);
-  model.on("change:details", () => drawPanel(panel, model.get("details")));
+  model.on("change:details", () => {
+    drawPanel(panel, model.get("details"));
+    if (!panelShown && !panelTouched && (model.get("details") || {}).id) {
+      panelShown = true;
+      drawChrome();
+    }
+  });
   return () => {
     window.removeEventListener("pointermove", onMove);
     window.removeEventListener("pointerup", onUp);
