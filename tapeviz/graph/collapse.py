@@ -17,7 +17,7 @@ def _new_group(gid: str, label: str) -> dict:
     return {"id": gid, "label": label, "members": [], "kernels": [], "saved_bytes": 0}
 
 
-def plan(data, max_nodes: int = 300, depth: int = 1, merge_repeats: bool = True) -> dict:
+def plan(data, max_nodes: int = 300, depth: int = 1, merge_repeats: bool = True, expand=()) -> dict:
     """Group the forward ops of ``data`` so that at most about ``max_nodes // 2`` units remain.
 
     Args:
@@ -25,10 +25,13 @@ def plan(data, max_nodes: int = 300, depth: int = 1, merge_repeats: bool = True)
         max_nodes: the node budget of the drawing.
         depth: how many scope levels name a group (``"a/b/c"`` with depth 1 -> ``"a"``).
         merge_repeats: merge consecutive groups with the same kernel sequence into one node.
+        expand: ids of groups to open (a click on a collapsed group): a group ``c<k>`` is
+            drawn op by op, a merged run of identical blocks ``m<k>`` one node per block.
 
     Returns:
         ``{"op_group": {op id: group id}, "groups": [group dict]}``; ops missing from
-        ``op_group`` stay as single nodes.
+        ``op_group`` stay as single nodes; an expanded group has ``"expanded": True`` and
+        its members are missing from ``op_group``.
     """
     groups: dict[str, dict] = {}
     op_group: dict[str, str] = {}
@@ -46,7 +49,7 @@ def plan(data, max_nodes: int = 300, depth: int = 1, merge_repeats: bool = True)
     ordered = list(groups.values())
     target = max(min(max_nodes // 2, 60), 8)
     if merge_repeats and len(loose) + len(ordered) > target:
-        ordered = _merge_repeats(ordered, op_group)
+        ordered = _merge_repeats(ordered, op_group, expand)
     if len(loose) + len(ordered) > target:
         budget = max(min(target - len(ordered), 24), 1)  # a chain reads best in few chunks
         ordered += _chunk(loose, budget, op_group, len(ordered))
@@ -57,30 +60,48 @@ def plan(data, max_nodes: int = 300, depth: int = 1, merge_repeats: bool = True)
         grp["summary"] = _summary(grp["kernels"])
         grp["same_as"] = seen.get(sig) if len(sig) > 1 and not grp.get("chunk") else None
         seen.setdefault(sig, grp["label"])
+        grp["expanded"] = grp["id"] in expand
+        for m in grp["members"] if grp["expanded"] else ():
+            del op_group[m]
     return {"op_group": op_group, "groups": ordered}
 
 
-def _merge_repeats(ordered: list[dict], op_group: dict) -> list[dict]:
+def _merge_repeats(ordered: list[dict], op_group: dict, expand=()) -> list[dict]:
+    """Merge runs of groups with the same kernel sequence into one node ``m<k>``; a run
+    whose id is in ``expand`` stays apart, one node per block."""
     merged: list[dict] = []
+    split = None  # the signature of an expanded run being walked
     for grp in ordered:
-        last = merged[-1] if merged else None
-        if last is not None and last.get("_sig") == tuple(grp["kernels"]) and len(grp["kernels"]):
-            last["repeat"] += 1
-            last["label"] = (
-                f"{last['_first']} \u2026 {grp['label']} (\u00d7{last['repeat']} identical)"
-            )
-            for m in grp["members"]:
-                op_group[m] = last["id"]
-            last["members"] += grp["members"]
-            last["saved_bytes"] += grp["saved_bytes"]
+        sig, last = tuple(grp["kernels"]), (merged[-1] if merged else None)
+        same = last is not None and last["_sig"] == sig and len(sig) > 0
+        if same and split != sig and "m" + last["_first_id"][1:] in expand:
+            split = sig
+        if same and split != sig:
+            _absorb(last, grp, op_group)
             continue
-        grp["_sig"], grp["_first"], grp["repeat"] = tuple(grp["kernels"]), grp["label"], 1
+        split = split if same else None
+        grp["_sig"], grp["_first"], grp["_first_id"], grp["repeat"] = (
+            sig,
+            grp["label"],
+            grp["id"],
+            1,
+        )
         merged.append(grp)
     for grp in merged:
         if grp["repeat"] > 1:
             grp["kernels"] = list(grp["_sig"])  # one block's kernels; members hold all
-        del grp["_sig"], grp["_first"]
+        del grp["_sig"], grp["_first"], grp["_first_id"]
     return merged
+
+
+def _absorb(run: dict, grp: dict, op_group: dict) -> None:
+    run["repeat"] += 1
+    run["id"] = "m" + run["_first_id"][1:]
+    run["label"] = f"{run['_first']} \u2026 {grp['label']} (\u00d7{run['repeat']} identical)"
+    run["members"] += grp["members"]
+    run["saved_bytes"] += grp["saved_bytes"]
+    for m in run["members"]:
+        op_group[m] = run["id"]
 
 
 def _chunk(loose: list[dict], budget: int, op_group: dict, start: int) -> list[dict]:
@@ -105,10 +126,16 @@ def draw_forward(data, opts, out, plan) -> None:
     from .style import attr
 
     og = plan["op_group"]
+    ops = {op["id"]: op for op in data.ops}
+    in_cluster = set()
     for grp in plan["groups"]:
-        out.scoped[""].append(group_node(grp, opts))
+        if not grp["expanded"]:
+            out.scoped[""].append(group_node(grp, opts))
+        elif opts.mode != "both":  # "both" levels ops with their gradients: no clusters
+            out.scoped[""].append(_expanded_cluster(grp, ops, opts, out))
+            in_cluster.update(grp["members"])
     for op in data.ops:
-        if op["id"] not in og:
+        if op["id"] not in og and op["id"] not in in_cluster:
             out.scoped[""].append(op_node(op, opts))
             out.present.add(("op", op["style"]))
     out.present.add(("op", "group"))
@@ -123,7 +150,9 @@ def draw_forward(data, opts, out, plan) -> None:
     if hidden:
         n_const = sum(t["role"] == "constant" for t in hidden)
         text = f"collapsed: {n_const} constants, {len(hidden) - n_const} other tensors not drawn"
-        out.scoped[""].append(f'"hidden" [shape=plaintext, fontsize=9, label={attr(text)}]')
+        out.scoped[""].append(
+            f'"hidden" [shape=plaintext, class="tv-note", fontsize=9, label={attr(text)}]'
+        )
     agg = defaultdict(int)
     for e in data.edges:
         src_t = tensors.get(e["src"])
@@ -145,6 +174,22 @@ def draw_forward(data, opts, out, plan) -> None:
         out.edges.append(plain_edge(src, dst, nbytes))
 
 
+def _expanded_cluster(grp: dict, ops: dict, opts, out) -> str:
+    """An expanded group: its ops in a cluster whose label collapses it again on a click."""
+    from .nodes import cluster_label, op_node
+    from .style import attr
+
+    lines = [f"subgraph {attr('cluster_x' + grp['id'])} {{"]
+    text = f"\u25be {grp['label']} \u00b7 {grp['n_ops']} ops (click here to collapse)"
+    lines.append(f"label={cluster_label(text, None, opts)};")
+    lines.append('style="rounded,dashed"; color="#0072B2";')
+    for m in grp["members"]:
+        lines.append(op_node(ops[m], opts))
+        out.present.add(("op", ops[m]["style"]))
+    lines.append("}")
+    return "\n".join(lines)
+
+
 def draw_backward(data, opts, out, plan) -> None:
     """Statements for the collapsed backward graph: one node per group's gradient ops."""
     from .nodes import group_node, plain_edge
@@ -161,9 +206,11 @@ def draw_backward(data, opts, out, plan) -> None:
         grp["members"].append(bop["id"])
         grp["kernels"].append(bop["kernel"])
         unit_of[bop["id"]] = uid
-    for grp in units.values():
+    for uid, grp in units.items():
         grp.update(n_ops=len(grp["members"]), summary=_summary(grp["kernels"]), same_as=None)
         out.scoped[""].append(group_node(grp, opts))
+        if opts.mode == "both":
+            out.level(uid[1:], "", uid)  # level with its forward group or op
     out.n_units += len(units)
     out.present.add(("op", "group"))
     producer = {e["dst"]: e["src"] for e in data.backward_edges if e["src"] in unit_of}
@@ -177,5 +224,6 @@ def draw_backward(data, opts, out, plan) -> None:
         a, b = unit_of[src], unit_of[e["dst"]]
         if a != b:
             agg[(a, b)] += e["bytes"]
+    extra = {"constraint": "false"} if opts.mode == "both" else {}
     for (src, dst), nbytes in agg.items():
-        out.edges.append(plain_edge(src, dst, nbytes))
+        out.edges.append(plain_edge(src, dst, nbytes, **extra))

@@ -20,7 +20,7 @@ from .nodes import (
     statement,
     tensor_node,
 )
-from .style import HIGHLIGHTS, SAVED_STYLE, attr
+from .style import HIGHLIGHTS, MIN_PT, SAVED_STYLE, TITLE_PT, attr
 
 MODES = ("forward", "backward", "both")
 
@@ -39,6 +39,7 @@ class Options:
     legend: bool = True
     has_backward: bool = False
     html: bool = True  # HTML-like labels (system dot); False: plain text (wasm)
+    expand: frozenset = frozenset()  # collapsed groups drawn op by op (group ids)
 
 
 class _Out:
@@ -47,37 +48,59 @@ class _Out:
         self.edges: list[str] = []
         self.present: set = set()
         self.n_units = 0
+        self.ranks: dict = {}  # anchor node id -> (scope, [node ids drawn level with it])
+
+    def level(self, anchor: str, scope: str, node_id: str) -> None:
+        """Draw ``node_id`` at the same rank as ``anchor`` (to its right)."""
+        self.ranks.setdefault(anchor, (scope, [anchor]))[1].append(node_id)
+
+    def emit_ranks(self) -> None:
+        for scope, ids in self.ranks.values():
+            quoted = "; ".join(attr(i) for i in ids)
+            self.scoped[scope].append(f"{{rank=same; {quoted}}}")
+            for a, b in zip(ids, ids[1:]):  # a flat edge puts its tail left of its head
+                self.scoped[scope].append(f"{attr(a)} -> {attr(b)} [style=invis]")
 
 
 def build(data, opts: Options) -> str:
     """DOT text for ``data`` drawn with ``opts``."""
+    return build_parts(data, opts)[0]
+
+
+def build_parts(data, opts: Options) -> tuple[str, set]:
+    """DOT text for ``data`` and the set of styles drawn (what a legend has to explain)."""
     out = _Out()
     collapsed = opts.collapse
     if collapsed is None:
         drawn = len(data.ops) if opts.mode != "backward" else 0
         drawn += len(data.backward_ops) if opts.mode != "forward" else 0
         collapsed = drawn > opts.max_nodes
-    plan = _collapse.plan(data, opts.max_nodes) if collapsed else None
+    plan = _collapse.plan(data, opts.max_nodes, expand=opts.expand) if collapsed else None
     if opts.mode in ("forward", "both"):
         (_collapse.draw_forward if plan else _forward)(data, opts, out, plan)
     if opts.mode in ("backward", "both"):
         (_collapse.draw_backward if plan else _backward)(data, opts, out, plan)
     for state, _ in opts.highlight.values():
         out.present.add(("highlight", state))
+    if opts.mode == "both":  # rank=same rows cannot cross clusters: one flat level
+        flat = [s for stmts in out.scoped.values() for s in stmts]
+        out.scoped = defaultdict(list, {"": flat})
+        out.ranks = {k: ("", ids) for k, (_, ids) in out.ranks.items()}
+    out.emit_ranks()
     rankdir = opts.rankdir or ("LR" if out.n_units <= 6 else "TB")  # chains read LR
     lines = [
         "digraph tapeviz {",
-        f'graph [rankdir="{rankdir}", compound=true, fontname="Helvetica", fontsize=10, '
-        'nodesep=0.22, ranksep=0.32, bgcolor="white", pad=0.15];',
-        'node [fontname="Helvetica", fontsize=10, margin="0.06,0.03", height=0.3];',
-        'edge [fontname="Helvetica", fontsize=8, color="#555555", arrowsize=0.6];',
+        f'graph [rankdir="{rankdir}", compound=true, fontname="Helvetica", fontsize={MIN_PT}, '
+        'nodesep=0.22, ranksep=0.32, bgcolor="transparent", pad=0.15];',
+        f'node [fontname="Helvetica", fontsize={TITLE_PT}, margin="0.06,0.03", height=0.3];',
+        f'edge [fontname="Helvetica", fontsize={MIN_PT}, color="#555555", arrowsize=0.6];',
     ]
     _emit_scopes(out.scoped, lines, opts)
     lines += out.edges
     if opts.legend:
         lines.extend(legend(out.present, opts))
     lines.append("}")
-    return "\n".join(lines)
+    return "\n".join(lines), out.present
 
 
 def _emit_scopes(scoped: dict, lines: list, opts) -> None:
@@ -114,7 +137,7 @@ def _forward(data, opts, out, plan):
         if opts.show_saved and op["saved"]:
             box = "s" + op["id"][1:]
             out.scoped[op["scope"]].append(saved_node(box, op, saved_by_op[op["id"]], opts))
-            out.scoped[op["scope"]].append(f'{{rank=same; "{op["id"]}"; "{box}"}}')
+            out.level(op["id"], op["scope"], box)
             out.edges.append(
                 edge(
                     op["id"],
@@ -172,38 +195,62 @@ def _backward(data, opts, out, plan):
     tensors = {t["id"]: t for t in data.tensors}
     bops = {op["id"]: op for op in data.backward_ops}
     accum = _accumulators(data)
+    both = opts.mode == "both"
     for step in data.backward_steps:
-        out.scoped[""].append(_step_cluster(step, bops, accum, opts, out))
+        if both:
+            _step_row(step, bops, accum, opts, out)
+        else:
+            out.scoped[""].append(_step_cluster(step, bops, accum, opts, out))
     for g in data.grad_tensors:
         name = (tensors.get(g["of"]) or {}).get("name") or g["of"]
         out.scoped[""].append(grad_node(g, name, opts))
         out.present.add(("tensor", "gradient"))
-    both = opts.mode == "both"
+        if both and g["of"] in tensors:  # a gradient level with the tensor it belongs to
+            out.level(g["of"], "", g["id"])
     for e in data.backward_edges:
-        if e["kind"] != "saved":
-            out.edges.append(plain_edge(e["src"], e["dst"], e["bytes"]))
+        if e["kind"] != "saved":  # in "both" the ranks are the forward graph's: edges run back
+            extra = {"constraint": "false"} if both else {}
+            out.edges.append(plain_edge(e["src"], e["dst"], e["bytes"], **extra))
         elif both and opts.show_saved:  # a backward op reading a saved forward value
             out.present.add(("edge", "saved_read"))
-            out.edges.append(
-                plain_edge(
-                    e["src"],
-                    e["dst"],
-                    0,
-                    style="dotted",
-                    color=SAVED_STYLE["border"] + "B0",  # see-through: many of them cross
-                    constraint="false",
-                    arrowsize="0.4",
-                )
-            )
+            out.edges.append(_cross_link("saved_read", e["src"], e["dst"], bops, opts))
     if both:
         for step in data.backward_steps:
             first = step["backward_ops"][0] if step["backward_ops"] else f"b{step['op']}"
             out.present.add(("edge", "grad_link"))
-            attrs = {
-                "style": "dashed",
-                "color": EDGE_WORDS["grad_link"][0],
-                "constraint": "false",
-                "lhead": f"cluster_b{step['op']}",
-                "arrowhead": "empty",
-            }
-            out.edges.append(edge(step["op"], first, attrs))
+            out.edges.append(_cross_link("grad_link", step["op"], first, bops, opts))
+
+
+def _step_row(step, bops, accum, opts, out) -> None:
+    """The gradient ops of one forward op, level with it (the "both" view's mirror)."""
+    op_id = step["op"]
+    for oid in step["backward_ops"]:
+        out.scoped[""].append(op_node(bops[oid], opts, accum.get(oid), css=f"tv-of-{op_id}"))
+        out.present.add(("op", bops[oid]["style"]))
+        out.n_units += 1
+        out.level(op_id, "", oid)
+    if not step["backward_ops"]:
+        spec = [("title", f"{PARTIAL} {step['label']}", None), ("text", "dy passed on", None)]
+        attrs = {"shape": "box", "style": "dashed", "class": f"tv-of-{op_id}"}
+        out.scoped[""].append(statement(f"b{op_id}", attrs, label(spec, opts.html)))
+        out.level(op_id, "", f"b{op_id}")
+        for d in step["dy"]:
+            out.edges.append(
+                plain_edge(d["grad"], f"b{op_id}", 0, style="dashed", constraint="false")
+            )
+
+
+def _cross_link(kind: str, src: str, dst: str, bops: dict, opts) -> str:
+    """A forward -> backward link of the "both" view: drawn only for a highlighted node.
+
+    Every link carries the SVG classes ``tv-xlink tv-<kind> tv-of-<forward op>``; the widget
+    shows a node's links on hover or click. Unhighlighted ones are transparent, so a static
+    picture stays clean.
+    """
+    of = (bops[dst].get("grad_of") if dst in bops else None) or src
+    shown = of in opts.highlight or dst in opts.highlight
+    color = EDGE_WORDS[kind][0][:7] + ("" if shown else "00")
+    attrs = {"style": "dashed" if kind == "grad_link" else "dotted", "color": color}
+    attrs.update(constraint="false", arrowhead="empty" if kind == "grad_link" else "normal")
+    attrs["class"] = f"tv-xlink tv-{kind} tv-of-{of}"
+    return edge(src, dst, attrs)

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import html
 
-from .style import BACKEND_BADGES, HIGHLIGHTS, attr, fmt_value
+from .style import BACKEND_BADGES, HIGHLIGHTS, MIN_PT, attr, fmt_value
 
 
 def esc(text) -> str:
@@ -23,7 +23,7 @@ def esc(text) -> str:
     return html.escape(str(text), quote=True).replace("\n", "<BR/>")
 
 
-def small(text: str, color: str | None = None, size: int = 8) -> str:
+def small(text: str, color: str | None = None, size: int = MIN_PT) -> str:
     col = f' COLOR="{color}"' if color else ""
     return f'<FONT POINT-SIZE="{size}"{col}>{esc(text)}</FONT>'
 
@@ -36,18 +36,18 @@ def _badge(backend: str) -> str:
     color = BACKEND_BADGES.get(backend, "#555555")
     return (
         f'<TABLE BORDER="0" CELLPADDING="1" CELLSPACING="0"><TR><TD BGCOLOR="{color}">'
-        f'<FONT POINT-SIZE="7" COLOR="white"> {esc(backend)} </FONT></TD></TR></TABLE>'
+        f'<FONT POINT-SIZE="{MIN_PT}" COLOR="white"> {esc(backend)} </FONT></TD></TR></TABLE>'
     )
 
 
 def _values(value, grad, show_grad: bool) -> str:
     """micrograd's ``data | grad`` record for a small tensor."""
-    data = small("data " + fmt_value(value), size=9)
+    data = small("data " + fmt_value(value))
     cell = f'<TD BORDER="1" SIDES="T" ALIGN="LEFT">{data}</TD>'
     if not show_grad:
         return f"<TR>{cell}</TR>"
     g = "grad " + (fmt_value(grad) if grad is not None else "\u2013")
-    cell += f'<TD BORDER="1" SIDES="TL" ALIGN="LEFT">{small(g, "#7A2E5C", 9)}</TD>'
+    cell += f'<TD BORDER="1" SIDES="TL" ALIGN="LEFT">{small(g, "#7A2E5C")}</TD>'
     return (
         '<TR><TD><TABLE BORDER="0" CELLBORDER="0" CELLSPACING="0" CELLPADDING="2"><TR>'
         f"{cell}</TR></TABLE></TD></TR>"
@@ -70,7 +70,7 @@ def _html_line(line) -> str:
     if kind == "badge":
         return _row(_badge(line[1]))
     words, color = _mark_words(line[1], line[2]), HIGHLIGHTS[line[1]][4]
-    return _row(f'<B><FONT POINT-SIZE="9" COLOR="{color}">{esc(words)}</FONT></B>')
+    return _row(f'<B><FONT POINT-SIZE="{MIN_PT}" COLOR="{color}">{esc(words)}</FONT></B>')
 
 
 def _plain_line(line) -> str:
@@ -100,7 +100,7 @@ def label(spec: list, use_html: bool) -> str:
     return attr("\n".join(_plain_line(line) for line in spec))
 
 
-def swatch_row(fill: str, border: str, style: str, words: str) -> str:
-    """A legend row (HTML): a coloured swatch and its words."""
+def swatch_cells(fill: str, border: str, style: str, words: str) -> str:
+    """Two legend cells (HTML): a coloured swatch and its words."""
     cell = f'<TD BGCOLOR="{fill}" COLOR="{border}" BORDER="2" STYLE="{style}" WIDTH="18"> </TD>'
-    return f'<TR>{cell}<TD ALIGN="LEFT">{esc(words)}</TD></TR>'
+    return f'{cell}<TD ALIGN="LEFT">{small(words)}</TD>'

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from .labels import label, small, swatch_row
+from .labels import label, small, swatch_cells
 from .style import (
     HIGHLIGHTS,
+    MIN_PT,
     OP_STYLES,
     SAVED_STYLE,
     TENSOR_STYLES,
@@ -57,9 +58,11 @@ def tensor_node(t: dict, opts) -> str:
     return _finish(t["id"], attrs, spec, opts)
 
 
-def op_node(op: dict, opts, accumulates: str | None = None) -> str:
+def op_node(op: dict, opts, accumulates: str | None = None, css: str = "") -> str:
     shape, fill, border, extra, tag = OP_STYLES[op["style"]]
     attrs = {"shape": shape, "style": "filled", "fillcolor": fill, "color": border}
+    if css:
+        attrs["class"] = css  # an SVG class: the widget finds a gradient op's forward op
     attrs.update(extra)
     gradient = op["style"] == "gradient"
     spec = [("title", f"{PARTIAL} {op['kernel']}" if gradient else op["label"], None)]
@@ -183,25 +186,61 @@ def _edge_rows(present: set, html: bool) -> list:
     return [f"{EDGE_WORDS[k][1]} {EDGE_WORDS[k][2]}" for k in kinds]
 
 
+LEGEND_COLUMNS = 4
+
+
+def legend_entries(present: set) -> list[list[str]]:
+    """The legend as data: ``[fill, border, style, words]`` per style drawn; an edge kind
+    has style ``"edge dashed"`` or ``"edge dotted"`` (its fill is the edge colour)."""
+    out = [[f, b, st, w] for f, b, _, st, w, _ in _legend_entries(present)]
+    for k, (color, pattern, words) in EDGE_WORDS.items():
+        if ("edge", k) in present:
+            kind = "edge dashed" if "-" in pattern else "edge dotted"
+            out.append([color[:7], color[:7], kind, words])
+    return out
+
+
 def legend(present: set, opts) -> list[str]:
-    """Statements for the legend: one HTML table node, or a cluster of sample nodes."""
+    """Statements for a compact legend under the graph.
+
+    HTML labels: a graph label (it takes no place in the layout), ``LEGEND_COLUMNS`` entries
+    a row. Plain labels (wasm): a block of sample nodes, ``LEGEND_COLUMNS`` a rank.
+    """
     entries = _legend_entries(present)
     if opts.html:
-        rows = ['<TR><TD COLSPAN="2"><B>legend</B></TD></TR>']
+        cells = []
         for fill, border, _, style, words, _ in entries:
             cell_style = "dashed" if "dashed" in style else "rounded" if "rounded" in style else ""
-            rows.append(swatch_row(fill, border, cell_style or "solid", words))
-        rows += _edge_rows(present, html=True)
-        rows.append('<TR><TD COLSPAN="2">' + small("edge width grows with bytes") + "</TD></TR>")
-        text = '<<TABLE BORDER="0" CELLBORDER="0" CELLSPACING="3" CELLPADDING="2">'
+            cells.append(swatch_cells(fill, border, cell_style or "solid", words))
+        cells += [
+            f"<TD>{small(EDGE_WORDS[k][1], EDGE_WORDS[k][0][:7])}</TD>"
+            f'<TD ALIGN="LEFT">{small(EDGE_WORDS[k][2])}</TD>'
+            for k in EDGE_WORDS
+            if ("edge", k) in present
+        ]
+        cells.append('<TD></TD><TD ALIGN="LEFT">' + small("edge width grows with bytes") + "</TD>")
+        rows = [
+            "<TR>" + "".join(cells[i : i + LEGEND_COLUMNS]) + "</TR>"
+            for i in range(0, len(cells), LEGEND_COLUMNS)
+        ]
+        text = '<<TABLE BORDER="0" CELLBORDER="0" CELLSPACING="2" CELLPADDING="1">'
         text += "".join(rows) + "</TABLE>>"
-        return [statement("legend", {"shape": "box", "style": "rounded", "color": "#BBBBBB"}, text)]
+        return [f'label={text}; labelloc="b"; labeljust="l";']
     lines = ['subgraph "cluster_legend" {', 'label="legend"; style="rounded"; color="#BBBBBB";']
-    for i, (fill, border, shape, style, words, extra) in enumerate(reversed(entries)):
+    ids = []
+    for i, (fill, border, shape, style, words, extra) in enumerate(entries):
         attrs = {"shape": shape, "style": style, "fillcolor": fill, "color": border}
         attrs.update({k: v for k, v in extra.items() if k != "style"})
+        attrs["fontsize"] = str(MIN_PT)
         lines.append(statement(f"legend{i}", attrs, attr(words)))
+        ids.append(f"legend{i}")
     words = "\\l".join([*_edge_rows(present, html=False), "edge width grows with bytes"])
-    lines.append(f'"legend_edges" [shape=plaintext, label="{words}\\l"]')
+    lines.append(f'"legend_edges" [shape=plaintext, fontsize={MIN_PT}, label="{words}\\l"]')
+    ids.append("legend_edges")
+    rows = [ids[i : i + LEGEND_COLUMNS] for i in range(0, len(ids), LEGEND_COLUMNS)]
+    for row in rows:
+        lines.append("{rank=same; " + "; ".join(attr(i) for i in row) + "}")
+    for a, b in zip(rows, rows[1:]):
+        lines.append(f"{attr(a[0])} -> {attr(b[0])} [style=invis]")
     lines.append("}")
     return lines

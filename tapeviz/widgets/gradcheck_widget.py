@@ -20,6 +20,8 @@ from .gradcheck_data import (
     run_check,
     worst_entries,
 )
+from .gradcheck_payload import payload
+from .gradcheck_view import Coalescer, GradCheckPlots
 
 SWEEP_EPS = np.logspace(-12, -1, 23)
 _DESC = {"description_width": "60px"}
@@ -68,7 +70,9 @@ class GradCheckWidget(W.VBox):
         self.plot_data: dict = {}
         self.last_update_ms = 0.0
         self.badge, self.worst = W.HTML(), W.HTML()
-        self.plot = W.Image(format="png")
+        self.view = GradCheckPlots()  # live plots, drawn in the browser
+        self.plot = W.Image(format="png")  # the matplotlib figure: static views, exports
+        self._png_stale, self._live = True, Coalescer(self.update)
         self.timing = W.HTML()
         try:
             self._setup(args, arg, eps, x_range)
@@ -81,7 +85,7 @@ class GradCheckWidget(W.VBox):
         super().__init__(
             [
                 self.badge,
-                self.plot,
+                self.view,
                 W.HBox(sliders[:2]),
                 W.HBox(sliders[2:] + [self.timing]),
                 self.worst,
@@ -138,9 +142,9 @@ class GradCheckWidget(W.VBox):
             step=0.1,
             description="range",
         )
-        self.point.observe(lambda ch: self.update(point=True, curve=False), "value")
-        self.eps.observe(lambda ch: self.update(point=False, curve=True), "value")
-        self.range.observe(lambda ch: self.update(point=False, curve=True), "value")
+        self.point.observe(lambda ch: self._live.request(self.point, True, False), "value")
+        self.eps.observe(lambda ch: self._live.request(self.eps, False, True), "value")
+        self.range.observe(lambda ch: self._live.request(self.range, False, True), "value")
 
     @property
     def args(self) -> list:
@@ -174,9 +178,25 @@ class GradCheckWidget(W.VBox):
         self.error = None
         self.badge.value = self._badge_html()
         self.worst.value = self._worst_html()
-        self._draw()
+        self.view.data = payload(self)
+        self._png_stale = True  # the matplotlib figure is drawn when asked for (png())
         self.last_update_ms = (time.perf_counter() - t0) * 1e3
-        self.timing.value = f"<small>updated in {self.last_update_ms:.0f} ms</small>"
+        self.timing.value = (
+            f"<small>updated in {self.last_update_ms:.0f} ms"
+            f" \u00b7 {self.coalesced} slider positions coalesced</small>"
+        )
+
+    @property
+    def coalesced(self) -> int:
+        """How many slider positions from the browser were skipped for a later one."""
+        return self._live.coalesced
+
+    def png(self) -> bytes:
+        """The four views as a matplotlib PNG (static HTML, exports); drawn when stale."""
+        if self._png_stale and self.error is None and self.report is not None:
+            self._draw()
+            self._png_stale = False
+        return self.plot.value
 
     def _compute(self, point, curve):
         args = self.args
@@ -289,9 +309,9 @@ class GradCheckWidget(W.VBox):
         )
 
     def static_html(self) -> str:
-        if self.error is not None or not self.plot.value:
+        if self.error is not None or not self.png():
             return self.badge.value
-        return self.badge.value + png_img_tag(self.plot.value, "gradient check") + self.worst.value
+        return self.badge.value + png_img_tag(self.png(), "gradient check") + self.worst.value
 
     def _repr_mimebundle_(self, include=None, exclude=None):
         state = "PASS" if self.passed else "FAIL"

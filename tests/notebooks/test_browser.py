@@ -3,7 +3,7 @@
 For each notebook in TARGETS: open it (a temp copy of notebooks/), Run > Run All Cells, wait
 for the kernel, then check what a person would look at: every cell ran, no output area shows
 an error, a graph widget drew its SVG nodes and a click on one fills the details panel, and
-dragging a gradient-check slider redraws its plot. Screenshots: test-artifacts/browser/.
+dragging a gradient-check slider redraws its plots. Screenshots: test-artifacts/browser/.
 
 Selectors live in TARGETS (and TV_ERRORS); they follow tapeviz/static/graph_widget.js and
 tapeviz/widgets/gradcheck_widget.py as they stand.
@@ -19,7 +19,6 @@ import pytest
 from lab_harness import (
     SCREENSHOTS,
     drag_slider,
-    image_srcs,
     open_notebook,
     run_all_cells,
     screenshot,
@@ -42,7 +41,7 @@ class Target:
     node: a clickable node inside ``graph``.
     node_index: which node to click.
     details: the details panel filled after the click (must show text it did not show).
-    slider_box: a widget holding a slider and the <img> plot it redraws (GradCheckWidget).
+    slider_box: a widget holding a slider and the SVG plots it redraws (GradCheckWidget).
     slider: the slider inside ``slider_box`` to drag.
     stepper: the notebook shows a BackpropStepper (its graph must keep the current node in view).
     """
@@ -57,7 +56,7 @@ class Target:
     stepper: bool = False
 
 
-GRADCHECK = ".widget-vbox:has(> .widget-image):has(.widget-slider)"
+GRADCHECK = ".widget-vbox:has(.tv-gc-plots):has(.widget-slider)"
 TARGETS = [
     Target("01_tour.ipynb", stepper=True),
     Target("07_debugging.ipynb", slider_box=GRADCHECK),
@@ -151,11 +150,12 @@ def check_stepper_follows_current(page, stem: str) -> None:
 def check_slider_redraws(page, target: Target, stem: str) -> None:
     box = page.locator(f".jp-OutputArea-output {target.slider_box}").first
     box.wait_for(timeout=15_000)
-    before = image_srcs(box)
-    assert before, f"{target.notebook}: no plot image in {target.slider_box!r}"
+    plots = box.locator(".tv-gc-plots svg")
+    assert plots.count() >= 3, f"{target.notebook}: no plots in {target.slider_box!r}"
+    before = box.locator(".tv-gc-plots").inner_html()
     drag_slider(page, box.locator(target.slider).first, 0.25)
     page.wait_for_function(
-        "([el, srcs]) => Array.from(el.querySelectorAll('img')).some((i, k) => i.src !== srcs[k])",
+        "([el, html]) => el.querySelector('.tv-gc-plots').innerHTML !== html",
         arg=[box.element_handle(), before],
         timeout=30_000,
     )

@@ -36,20 +36,29 @@ def test_a_correct_gradient_passes_and_the_plots_hold_the_reports_numbers():
     np.testing.assert_allclose(numerical, w.check.numerical)
     t = np.tanh(0.5)
     np.testing.assert_allclose(analytic, [t + 0.5 * (1 - t * t)], rtol=1e-6)
-    assert w.plot.value[:4] == b"\x89PNG"
+    assert w.png()[:4] == b"\x89PNG"
     # the update's own time, in milliseconds: inside the constructor's, and what it says
     assert 0 < w.last_update_ms <= elapsed_ms
-    assert w.timing.value == f"<small>updated in {w.last_update_ms:.0f} ms</small>"
+    assert w.timing.value == (
+        f"<small>updated in {w.last_update_ms:.0f} ms \u00b7 0 slider positions coalesced</small>"
+    )
+    data = w.view.data  # what the browser draws: the same numbers
+    np.testing.assert_allclose(data["scatter"]["analytic"], w.check.analytic.reshape(-1))
+    np.testing.assert_allclose(data["scatter"]["numerical"], w.check.numerical.reshape(-1))
+    assert data["scatter"]["passed"] == [True] and data["one_d"] and data["curve"]
+    np.testing.assert_allclose(data["errors"]["abs_err"], w.check.abs_err.reshape(-1))
+    np.testing.assert_allclose(data["sweep"]["eps"], w.sweep.eps)
 
 
 def test_sliders_move_the_point_eps_and_range():
     w = tv.GradCheckWidget(_tanh_x, [0.5], x_range=(-2.0, 2.0))
-    png = w.plot.value
+    png, data = bytes(w.png()), w.view.data
     w.point.value = 1.25
     assert w.args[0].item() == pytest.approx(1.25)
     t = np.tanh(1.25)
     np.testing.assert_allclose(w.check.analytic, [t + 1.25 * (1 - t * t)], rtol=1e-6)
-    assert w.plot.value != png
+    assert w.view.data != data and w.view.data["curve"]["x_now"] == pytest.approx(1.25)
+    assert bytes(w.png()) != png  # the static figure follows when asked for
     w.eps.value = 1e-2
     assert w.plot_data["eps"] == pytest.approx(1e-2) and w.report.eps == pytest.approx(1e-2)
     xs, fx, custom, numeric = w.plot_data["curve"]
@@ -196,6 +205,7 @@ def _softsign_wrong(x):
 def test_legends_sit_below_the_plots_and_labels_do_not_pile_up():
     w = tv.GradCheckWidget(_softsign_wrong, np.linspace(-3, 3, 7))
     assert not w.passed
+    w.png()
     renderer = w._fig.canvas.get_renderer()
     for ax in w._axes[:3]:  # scatter, error bars, eps sweep: no legend over the data
         legend, box = ax.get_legend(), ax.get_window_extent(renderer)
@@ -210,3 +220,25 @@ def test_slope_fit_reads_no_fit_instead_of_nan():
 
     assert fit_text(float("nan")) == "no fit"
     assert fit_text(1.94) == "fit 1.9" and fit_text(-0.04) == "fit 0.0"
+
+
+def test_slider_positions_from_the_browser_are_coalesced():
+    import asyncio
+
+    w = tv.GradCheckWidget(_tanh_x, [0.5])
+    calls = []
+    update = w.update
+    w._live.update = lambda **kw: (calls.append(kw), update(**kw))
+
+    async def drag():  # as the kernel receives them: each change under the property lock
+        for v in (0.6, 0.7, 0.8, 0.9):
+            with w.point._lock_property(value=v):
+                w.point.value = v
+        assert calls == []  # nothing computed while positions are still arriving
+        await asyncio.sleep(0)
+
+    asyncio.run(drag())
+    assert len(calls) == 1 and w.coalesced == 3  # one update, for the latest position
+    assert w.view.data["curve"]["x_now"] == pytest.approx(0.9)
+    w.point.value = 0.1  # from Python: at once
+    assert len(calls) == 2 and w.view.data["curve"]["x_now"] == pytest.approx(0.1)

@@ -96,9 +96,9 @@ def test_static_fallback_in_the_mimebundle():
 def test_fit_width_shrinks_wide_graphs_but_keeps_text_legible():
     head = '<svg width="{}pt" height="100pt" viewBox="0 0 {} 100">'
     assert fit_width(head.format(500, 500)) == head.format(500, 500)  # fits: unchanged
-    assert fit_width(head.format(900, 900)).startswith('<svg width="720pt" height="80pt"')
-    # 3000 pt would need 0.24: it stops at 0.7 (the notebook scrolls instead)
-    assert fit_width(head.format(3000, 3000)).startswith('<svg width="2100pt" height="70pt"')
+    assert fit_width(head.format(750, 750)).startswith('<svg width="720pt" height="96pt"')
+    # 3000 pt would need 0.24: it stops at 11/12, where 9 pt text is 11 px (it scrolls instead)
+    assert fit_width(head.format(3000, 3000)).startswith('<svg width="2750pt" height="92pt"')
     assert fit_width("<svg viewBox='0 0 1 1'/>") == "<svg viewBox='0 0 1 1'/>"
 
 

@@ -1,0 +1,60 @@
+"""The gradient check's live plots, drawn in the browser from the numbers the kernel sends.
+
+Why: a slider drag must redraw at the speed of a hand; a matplotlib PNG per position costs
+100+ ms in the kernel alone. The ES module (``tapeviz/static/gradcheck_plots.js``) draws the
+four views as SVG and coalesces updates to one per animation frame; matplotlib stays for
+static figures and exports (``GradCheckWidget.png()``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import pathlib
+
+import anywidget
+import traitlets as t
+
+_STATIC = pathlib.Path(__file__).resolve().parent.parent / "static"
+
+
+class GradCheckPlots(anywidget.AnyWidget):
+    """Four plots of a gradient check, drawn from ``data`` (see ``gradcheck_payload``)."""
+
+    _esm = _STATIC / "gradcheck_plots.js"
+    _css = _STATIC / "gradcheck_plots.css"
+
+    data = t.Dict(help="the numbers of the four views (gradcheck_payload.payload)").tag(sync=True)
+
+
+class Coalescer:
+    """Runs ``update(point=..., curve=...)`` once for a burst of slider positions.
+
+    Positions that arrive while an update runs queue in the kernel; each only records what to
+    recompute, and one update (scheduled with ``call_soon``, so it runs after the queued
+    messages) draws the latest. A change made from Python (``w.eps.value = ...``) updates at
+    once, so code that reads the widget next sees the new check.
+    """
+
+    def __init__(self, update):
+        self.update, self.want, self.scheduled, self.coalesced = update, None, False, 0
+
+    def request(self, slider, point: bool, curve: bool) -> None:
+        if self.want is not None:
+            self.coalesced += 1
+        want = self.want or (False, False)
+        self.want = (want[0] or point, want[1] or curve)
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            loop = None
+        if loop is None or "value" not in getattr(slider, "_property_lock", {}):
+            self.flush()
+        elif not self.scheduled:
+            self.scheduled = True
+            loop.call_soon(self.flush)
+
+    def flush(self) -> None:
+        self.scheduled = False
+        if self.want is not None:
+            (point, curve), self.want = self.want, None
+            self.update(point=point, curve=curve)

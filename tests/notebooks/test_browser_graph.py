@@ -1,0 +1,188 @@
+"""The graph at real sizes in JupyterLab (headless Chromium, 1400x1000), measured.
+
+One notebook written here holds a small graph widget, a "both" widget, a static picture, a
+1,000-op tape, an MLP backprop stepper and a gradient-check widget. The test asserts the
+legibility bounds (label text >= 11 px in the first view of every picture, >= 9 px after
+"fit") and that the widget follows JupyterLab's dark theme; it measures, without asserting,
+the input-to-DOM latency of each control (p50/p95) and the 1,000-op tape's time to a first
+view. Figures: test-artifacts/browser/figures.json (bench/bench_browser.py prints them);
+screenshots: test-artifacts/browser/graph-*.png.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+
+import nbformat
+import pytest
+from browser_measure import SVG_SNAP, label_px, latencies, p50_p95
+from lab_harness import (
+    SCREENSHOTS,
+    open_notebook,
+    run_all_cells,
+    unexecuted_cells,
+    wait_idle,
+    widget_errors,
+)
+
+pytestmark = [pytest.mark.browser, pytest.mark.timeout(900)]
+
+NOTEBOOK = "graph_sizes.ipynb"
+CELLS = [
+    "import numpy as np\nimport tapeviz as tv\n"
+    "x = tv.tensor([0.5, -1.0, 2.0], name='x')\n"
+    "w = tv.variable(np.array([[0.5, -0.3], [0.1, 0.8], [-0.6, 0.2]], np.float32), name='w')\n"
+    "f = lambda x: tv.sum(tv.tanh(x[None, :] @ w) ** 2)",
+    "tv.GraphWidget(f, x)",
+    "tv.GraphWidget(f, x, backward='both')",
+    "tv.show_graph(f, x, backward='both')",
+    "def big(blocks=50):\n"
+    "    h = tv.tensor(np.ones((2, 4), np.float32), name='x')\n"
+    "    ws = [tv.variable(np.eye(4, dtype=np.float32) * 0.3) for _ in range(blocks)]\n"
+    "    with tv.Tape(persistent=True) as tape:\n"
+    "        tape.watch(h)\n"
+    "        for i, v in enumerate(ws):\n"
+    "            with tv.name_scope(f'block{i}'):\n"
+    "                for _ in range(5):\n"
+    "                    h = tv.tanh(h @ v) * 0.5 + h\n"
+    "        loss = tv.sum(h)\n"
+    "    tape.gradient(loss, ws)\n"
+    "    return tape\n"
+    "tv.GraphWidget(big())",
+    "rng = np.random.default_rng(0)\n"
+    "model = tv.nn.Sequential([tv.nn.Dense(8, activation='tanh'), tv.nn.Dense(1)])\n"
+    "xb = tv.tensor(rng.standard_normal((4, 3)).astype(np.float32))\n"
+    "with tv.Tape(persistent=True) as mtape:\n"
+    "    loss = tv.sum((model(xb) - 1.0) ** 2)\n"
+    "mtape.gradient(loss, model.parameters())\n"
+    "tv.BackpropStepper(mtape)",
+    "tv.GradCheckWidget(lambda x: tv.tanh(x) * x, np.array([0.5]))",
+]
+SMALL, BOTH, STATIC, BIG, STEPPER, GRADCHECK = range(1, 7)
+FIGURES = SCREENSHOTS / "figures.json"
+
+
+@pytest.fixture(scope="module")
+def lab_notebooks_dir(tmp_path_factory):
+    root = tmp_path_factory.mktemp("lab-graph")
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in CELLS])
+    nbformat.write(nb, root / NOTEBOOK)
+    return root
+
+
+def _cell(page, i):
+    return page.locator(".jp-Notebook .jp-CodeCell").nth(i)
+
+
+def _graph(page, i):
+    return _cell(page, i).locator(".tv-graph").first
+
+
+def _shot(locator, name):
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    locator.screenshot(path=str(SCREENSHOTS / f"graph-{name}.png"))
+
+
+def test_graph_sizes_latency_and_themes(lab_server, lab_page):
+    page, figures = lab_page, {"label_px": {}, "latency_ms": {}, "first_view_s": {}}
+    open_notebook(page, lab_server, NOTEBOOK)
+    run_all_cells(page)
+    assert unexecuted_cells(page) == [] and widget_errors(page, (".tv-graph .tv-error",)) == []
+    pictures = [("small", SMALL), ("both", BOTH), ("big-1000-ops", BIG), ("stepper", STEPPER)]
+    for name, i in pictures:
+        graph = _graph(page, i)
+        graph.locator("svg g.node").first.wait_for(timeout=30_000)
+        figures["label_px"][name] = {"first_view": round(label_px(graph), 1)}
+        _shot(_cell(page, i), f"{name}-first-view")
+    static = label_px(_cell(page, STATIC).locator(".jp-OutputArea-output").first)
+    figures["label_px"]["static show_graph"] = {"first_view": round(static, 1)}
+    _shot(_cell(page, STATIC), "static-both")
+    _shot(_cell(page, GRADCHECK), "gradcheck")
+    _measure_latency(page, figures["latency_ms"])
+    for name, i in pictures:
+        graph = _graph(page, i)
+        graph.locator("button.tv-fit").click()
+        page.wait_for_timeout(1500)  # "fit" may ask the kernel to collapse first
+        figures["label_px"][name]["fit"] = round(label_px(graph), 1)
+        _shot(_cell(page, i), f"{name}-fit")
+    print(json.dumps(figures["label_px"], indent=1))
+    for name, sizes in figures["label_px"].items():
+        assert sizes["first_view"] >= 11, f"{name}: first-view labels {sizes['first_view']} px"
+        assert sizes.get("fit", 9) >= 9, f"{name}: labels after fit {sizes['fit']} px"
+    figures["first_view_s"]["1,000-op tape (run cell -> nodes on screen)"] = _first_view(page)
+    _dark_theme(page)
+    FIGURES.write_text(json.dumps(figures, indent=1))
+    print(json.dumps(figures, indent=1))
+
+
+def _record(out, name, values):
+    dom, frame = p50_p95([v[0] for v in values]), p50_p95([v[1] for v in values])
+    out[name] = {
+        "dom p50": round(dom[0], 1),
+        "dom p95": round(dom[1], 1),
+        "frame p50": round(frame[0], 1),
+        "frame p95": round(frame[1], 1),
+        "n": len(values),
+    }
+
+
+def _measure_latency(page, out):
+    both = _graph(page, BOTH)
+    steps = [("click", "button.tv-mode:nth-of-type(1)"), ("click", "button.tv-mode:nth-of-type(3)")]
+    _record(out, "graph: mode switch", latencies(page, both, steps, SVG_SNAP, 12))
+    toggle = [("click", ".tv-toggle input")]
+    _record(out, "graph: saved on/off", latencies(page, both, toggle, SVG_SNAP, 6))
+    big = _graph(page, BIG)
+    run = [("click", ".tv-canvas g.node[data-tv-id^='m']")]
+    _record(
+        out, "graph: open 50 identical blocks (1,000 ops)", latencies(page, big, run, SVG_SNAP, 1)
+    )
+    steps = [
+        ("click", ".tv-canvas g.node[data-tv-id='c3']"),
+        ("click", ".tv-canvas g.cluster text"),
+    ]
+    both_ways = latencies(page, big, steps, SVG_SNAP, 10)
+    _record(out, "graph: expand a block (1,000 ops)", both_ways[0::2])
+    _record(out, "graph: fold it (1,000 ops)", both_ways[1::2])
+    stepper = _cell(page, STEPPER).locator(".jp-OutputArea-output").first
+    nxt = [("click", "button[title='next step']"), ("click", "button[title='back step']")]
+    snap = "root.querySelector('.tv-canvas svg')"
+    _record(out, "stepper: next step", latencies(page, stepper, nxt, snap, 8))
+    gc = _cell(page, GRADCHECK).locator(".jp-OutputArea-output").first
+    keys = [("ArrowRight", ".noUi-handle"), ("ArrowLeft", ".noUi-handle")]
+    grid = "root.querySelector('.tv-gc-grid')"
+    _record(out, "gradcheck: slider step", latencies(page, gc, keys, grid, 10))
+    out["gradcheck: kernel time of the last update"] = gc.locator("small").last.inner_text()
+
+
+def _first_view(page) -> float:
+    cell = _cell(page, BIG)
+    old = cell.locator(".tv-graph").first.element_handle()
+    cell.locator(".jp-InputArea-editor").click()
+    t0 = time.monotonic()
+    page.keyboard.press("Control+Enter")
+    page.wait_for_function(
+        "([cell, old]) => { const g = cell.querySelector('.tv-graph');"
+        " return g && g !== old && g.querySelector('svg g.node'); }",
+        arg=[cell.element_handle(), old],
+        timeout=60_000,
+    )
+    seconds = time.monotonic() - t0
+    wait_idle(page)
+    return round(seconds, 2)
+
+
+def _dark_theme(page):
+    page.locator(".lm-MenuBar-itemLabel:text-is('Settings')").click()
+    page.locator(".lm-Menu-itemLabel:text-is('Theme')").click()
+    page.locator(".lm-Menu-itemLabel:text-is('JupyterLab Dark')").click()
+    page.wait_for_timeout(2500)
+    bg = (
+        _graph(page, BOTH)
+        .locator(".tv-viewport")
+        .evaluate("(v) => getComputedStyle(v).backgroundColor")
+    )
+    for name, i in [("both", BOTH), ("small", SMALL), ("gradcheck", GRADCHECK)]:
+        _shot(_cell(page, i), f"{name}-dark")
+    assert bg not in ("rgb(255, 255, 255)", "rgba(0, 0, 0, 0)"), f"not the dark theme: {bg}"

@@ -1,0 +1,159 @@
+"""Legible at real sizes: font floors, the mirrored "both" view, cross-links on demand, a
+compact key, collapse and expand, the wasm path's look, modes drawn ahead (plain Python)."""
+
+import re
+import xml.etree.ElementTree as ET
+
+import pytest
+from graph_cases import reuse_tape, scoped_tape
+
+import tapeviz as tv
+from tapeviz.graph import extract, render_svg, to_dot
+from tapeviz.graph.nodes import LEGEND_COLUMNS
+from tapeviz.graph.render import render_with_key, style_plain_labels
+from tapeviz.graph.style import MIN_PT
+
+SVG = "{http://www.w3.org/2000/svg}"
+
+
+def _both_data():
+    x = tv.tensor([1.0, 2.0], name="x")
+    return tv.show_graph(lambda x: tv.sum(tv.tanh(x) * x), x, backward="both").data
+
+
+def _rank_rows(dot: str) -> list[list[str]]:
+    return [re.findall(r'"([^"]+)"', m) for m in re.findall(r"\{rank=same; ([^}]*)\}", dot)]
+
+
+@pytest.mark.parametrize("mode", ["forward", "backward", "both"])
+@pytest.mark.parametrize("html_labels", [True, False])
+def test_no_text_is_smaller_than_the_floor(mode, html_labels):
+    dot = to_dot(_both_data(), mode=mode, html_labels=html_labels)
+    sizes = [float(s) for s in re.findall(r'(?:POINT-SIZE="|fontsize=)"?([\d.]+)', dot)]
+    assert sizes and min(sizes) >= MIN_PT, sorted(set(sizes))
+
+
+@pytest.mark.parametrize("engine", ["system", "wasm"])
+def test_rendered_text_is_at_least_min_pt(engine):
+    svg = render_svg(_both_data(), engine=engine, mode="both")
+    sizes = [float(t.get("font-size")) for t in ET.fromstring(svg).iter(SVG + "text")]
+    assert sizes and min(sizes) >= MIN_PT  # the widgets derive their zoom floors from it
+
+
+def test_both_levels_each_gradient_with_its_forward_node():
+    data = _both_data()
+    dot = to_dot(data, mode="both")
+    rows = _rank_rows(dot)
+    row_of = {node: i for i, row in enumerate(rows) for node in row}
+    assert data.backward_ops
+    for bop in data.backward_ops:  # each gradient op on its forward op's rank
+        assert row_of.get(bop["id"]) == row_of[bop["grad_of"]], bop
+    for g in data.grad_tensors:  # each gradient tensor on its tensor's rank
+        assert row_of.get(g["id"]) == row_of[g["of"]], g
+    assert "cluster_b" not in dot  # no boxes that would break the rows
+    for line in dot.splitlines():  # gradient edges do not rank: they run back up the graph
+        if re.match(r'"(g\d+|n\d+)" -> "(g\d+|n\d+)"', line) and "invis" not in line:
+            src, dst = re.findall(r'"(\w+)"', line)[:2]
+            if src.startswith("g") or dst.startswith("g"):
+                assert 'constraint="false"' in line, line
+
+
+def test_cross_links_are_hidden_unless_their_node_is_highlighted():
+    data = _both_data()
+    plain = to_dot(data, mode="both")
+    links = [ln for ln in plain.splitlines() if "tv-xlink" in ln]
+    assert links and all(re.search(r'color="#[0-9A-F]{6}00"', ln) for ln in links)
+    op = data.backward_ops[0]["grad_of"]
+    lit = to_dot(data, mode="both", highlight={op: "selected"})
+    shown = [ln for ln in lit.splitlines() if f"tv-of-{op}" in ln and "tv-xlink" in ln]
+    assert shown and all(not re.search(r'color="#[0-9A-F]{6}00"', ln) for ln in shown)
+    hidden = [ln for ln in lit.splitlines() if "tv-xlink" in ln and f'tv-of-{op}"' not in ln]
+    assert all(re.search(r'color="#[0-9A-F]{6}00"', ln) for ln in hidden)
+    svg = render_svg(data, mode="both")
+    assert "tv&#45;xlink" in svg or "tv-xlink" in svg  # the widget finds them by class
+
+
+def test_the_key_is_compact():
+    dot = to_dot(_both_data(), mode="both")
+    table = dot[dot.index("label=<<TABLE") :]
+    for row in re.findall(r"<TR>(.*?)</TR>", table):
+        assert row.count("<TD") <= 2 * LEGEND_COLUMNS
+    assert 'labelloc="b"' in dot  # under the graph, outside the layout
+    plain = to_dot(_both_data(), mode="both", html_labels=False)
+    legend_rows = [r for r in _rank_rows(plain) if r and r[0].startswith("legend")]
+    assert legend_rows and all(len(r) <= LEGEND_COLUMNS for r in legend_rows)
+
+
+def test_the_key_as_data_follows_the_mode():
+    data = _both_data()
+    _, forward = render_with_key(data, mode="forward")
+    svg, both = render_with_key(data, mode="both")
+    words = [k[3] for k in both]
+    assert "saved value read by a gradient op" in words
+    assert "saved value read by a gradient op" not in [k[3] for k in forward]
+    assert "edge width grows" not in svg  # the widget draws the key itself
+
+
+def test_collapsed_groups_expand_and_fold():
+    data = extract(scoped_tape(blocks=8, ops_per_block=12))
+    dot = to_dot(data, collapse=True, max_nodes=20)
+    groups = re.findall(r'^"(c\d+)" \[', dot, re.M)
+    assert len(groups) >= 2
+    opened = to_dot(data, collapse=True, max_nodes=20, expand=[groups[0]])
+    assert f'"{groups[0]}" [' not in opened and f'"cluster_x{groups[0]}"' in opened
+    assert "click here to collapse" in opened
+    n_ops = len(re.findall(r'^"n\d+" \[', opened, re.M))
+    assert n_ops >= 3  # the group's ops, one by one
+    assert to_dot(data, collapse=True, max_nodes=20, expand=[]) == dot
+
+
+def test_wasm_labels_get_bold_titles_and_small_print():
+    svg = render_svg(_both_data(), engine="wasm", mode="forward")
+    nodes = [g for g in ET.fromstring(svg).iter(SVG + "g") if g.get("class") == "node"]
+    titled = [g for g in nodes if not g.find(SVG + "title").text.startswith("legend")]
+    for g in titled:
+        texts = list(g.iter(SVG + "text"))
+        assert texts[0].get("font-weight") == "bold", g.find(SVG + "title").text
+        assert all(t.get("font-weight") != "bold" for t in texts[1:])
+    raw = '<g id="node1" class="node">\n<title>n0</title>\n<text x="1" font-size="11.00">a</text>'
+    assert 'font-weight="bold"' in style_plain_labels(raw + "\n</svg>")
+
+
+def test_widget_draws_modes_ahead_and_switches_without_a_redraw():
+    tape, *_ = reuse_tape()
+    w = tv.GraphWidget(tape)
+    assert set(w.views) == {"forward", "backward", "both"}
+    before = dict(w.views)
+    w.mode = "both"
+    assert w.svg == before["both"][0] and w.key == before["both"][1]
+    assert w.views == before  # nothing was drawn again
+
+
+def test_widget_opens_big_tapes_collapsed_and_expands_on_request():
+    tape = scoped_tape(blocks=10, ops_per_block=8)
+    w = tv.GraphWidget(tape)
+    assert len(tape.nodes) > 60 and w.collapse == "auto"
+    groups = re.findall(r"<title>(c\d+)</title>", w.svg)
+    assert groups, "a tape over 60 ops opens collapsed"
+    w.expanded = [groups[0]]
+    assert f"<title>{groups[0]}</title>" not in w.svg and f"cluster_x{groups[0]}" in w.svg
+    w.expanded = []
+    small, *_ = reuse_tape()
+    s = tv.GraphWidget(small)
+    assert not re.findall(r"<title>c\d+</title>", s.svg)
+    s.collapse = "on"  # what "fit" asks for when the text would get too small
+    assert re.findall(r"<title>c\d+</title>", s.svg)  # the scope "blk" is one node now
+
+
+def test_a_run_of_identical_blocks_opens_block_by_block():
+    data = extract(scoped_tape(blocks=12, ops_per_block=8))
+    dot = to_dot(data, collapse=True, max_nodes=20)
+    runs = re.findall(r'^"(m\d+)" \[', dot, re.M)
+    assert runs and "(\u00d712 identical)" in dot  # one node for the 12 blocks
+    opened = to_dot(data, collapse=True, max_nodes=20, expand=[runs[0]])
+    blocks = re.findall(r'^"(c\d+)" \[', opened, re.M)
+    assert "identical)" not in opened  # one node per block (+ a chunk of the loose ops)
+    assert sum(f"block{i}<" in opened for i in range(12)) == 12
+    deeper = to_dot(data, collapse=True, max_nodes=20, expand=[runs[0], blocks[1]])
+    assert f'"cluster_x{blocks[1]}"' in deeper
+    assert len(re.findall(r'^"(c\d+)" \[', deeper, re.M)) == len(blocks) - 1
