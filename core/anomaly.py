@@ -182,7 +182,7 @@ def detect_anomaly(forward: bool = True, backward: bool = True):
         backward: check gradient ops (``tape.gradient`` inside the block).
 
     Example:
-        >>> import core
+        >>> import tapeviz.core as core
         >>> try:
         ...     with core.detect_anomaly():
         ...         _ = core.log(core.tensor([-1.0]))

@@ -275,7 +275,7 @@ def audit(tape, mode="fast", eps=None, atol=None, rtol=None, seed=0, max_full=40
         An ``AuditReport``; ``report.failures`` lists the nodes whose gradient is wrong.
 
     Example:
-        >>> import core
+        >>> import tapeviz.core as core
         >>> x = core.tensor([0.5, 1.5])
         >>> with core.Tape(persistent=True) as tape:
         ...     tape.watch(x)

@@ -68,7 +68,7 @@ def set_backend(name: str) -> None:
     """Make ``name`` the active backend for every thread (a ``ValueError`` if unknown).
 
     Example:
-        >>> import core
+        >>> import tapeviz.core as core
         >>> core.set_backend("numpy")
         >>> core.get_backend()
         'numpy'
@@ -98,7 +98,7 @@ def list_backends() -> list[str]:
     """Registered backend names, highest priority first.
 
     Example:
-        >>> import core
+        >>> import tapeviz.core as core
         >>> "numpy" in core.list_backends()
         True
     """
@@ -110,7 +110,7 @@ def backend(name: str):
     """Run the block on backend ``name`` (this thread/context only).
 
     Example:
-        >>> import core
+        >>> import tapeviz.core as core
         >>> with core.backend("numpy"):
         ...     core.tanh(core.tensor([0.0])).numpy()
         array([0.], dtype=float32)

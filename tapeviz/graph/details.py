@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from core.tensor import Tensor
+from tapeviz.core.tensor import Tensor
 
 from .style import fmt_bytes, fmt_shape
 

@@ -6,7 +6,7 @@ import os
 
 import numpy as np
 
-from core.tensor import Tensor
+from tapeviz.core.tensor import Tensor
 
 
 def json_safe(v, depth: int = 0):

@@ -8,8 +8,8 @@ import re
 
 import numpy as np
 
-from core.tape import Tape, live_tapes
-from core.tensor import Tensor, tensor
+from tapeviz.core.tape import Tape, live_tapes
+from tapeviz.core.tensor import Tensor, tensor
 
 from .extract import GraphData, extract
 from .render import render_dot, render_svg, resolve_engine, to_dot

@@ -7,10 +7,10 @@ import numba
 import numpy as np
 import pytest
 
-import core
-from core import CompiledLayer
-from core.backward import GradientError
-from core.custom.compiled_layer import AutoDiffError
+import tapeviz.core as core
+from tapeviz.core import CompiledLayer
+from tapeviz.core.backward import GradientError
+from tapeviz.core.custom.compiled_layer import AutoDiffError
 
 RNG = np.random.default_rng(0)
 

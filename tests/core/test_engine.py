@@ -6,9 +6,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import core
-from core.registry import gradient_table, kernel_table
-from core.tensor import _LIVE
+import tapeviz.core as core
+from tapeviz.core.registry import gradient_table, kernel_table
+from tapeviz.core.tensor import _LIVE
 
 
 def test_shape_mismatch_names_the_op_and_both_shapes():

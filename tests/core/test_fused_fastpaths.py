@@ -9,9 +9,9 @@ import weakref
 import numpy as np
 import pytest
 
-import core
-from core.ops._util import _constant_array, binary_args
-from core.tensor import _Constant
+import tapeviz.core as core
+from tapeviz.core.ops._util import _constant_array, binary_args
+from tapeviz.core.tensor import _Constant
 
 
 @pytest.mark.parametrize("number", [0.9, 2, -3, 0.0, -0.0, float("nan"), float("inf"), True])
