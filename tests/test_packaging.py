@@ -169,12 +169,13 @@ for name in ["GraphWidget", "MemoryInspector", "GradCheckWidget", "BackpropStepp
         assert 'pip install "tapeviz[viz]"' in str(e) and f"tv.{name}" in str(e), e
     else:
         raise AssertionError(f"tv.{name} imported without the viz extra")
-try:
-    tv.show_graph(lambda x: tv.sum(x * x), x).to_svg()
-except Exception as e:
-    assert "tapeviz[viz]" in str(e), e
-else:
-    raise AssertionError("an SVG was drawn without Graphviz")
+for save_as in ["g.svg", "g.png"]:
+    try:
+        tv.show_graph(lambda x: tv.sum(x * x), x).save(save_as)
+    except Exception as e:
+        assert "tapeviz[viz]" in str(e) and "engine=" not in str(e), e
+    else:
+        raise AssertionError(f"{save_as} was drawn without Graphviz")
 leaked = sorted(m for m in sys.modules if m.split(".")[0] in BLOCKED)
 assert not leaked, leaked
 print("base install ok")
