@@ -54,8 +54,11 @@ def register_backend(name: str, factory: Callable[[], Backend] | None = None, pr
 def _instance(name: str) -> Backend:
     if name not in _BACKENDS:
         if name not in _BACKEND_FACTORIES:
+            # the built-in numba backend registers only where numba imports
+            hint = '; it needs numba: pip install "tapeviz[numba]"' if name == "numba" else ""
             raise ValueError(
                 f"backend {name!r} is not registered (registered: {', '.join(list_backends())})"
+                + hint
             )
         backend_obj = _BACKEND_FACTORIES[name][0]()
         if not isinstance(backend_obj, Backend):

@@ -176,6 +176,18 @@ for save_as in ["g.svg", "g.png"]:
         assert "tapeviz[viz]" in str(e) and "engine=" not in str(e), e
     else:
         raise AssertionError(f"{save_as} was drawn without Graphviz")
+extras = [
+    (lambda: tv.set_backend("numba"), 'pip install "tapeviz[numba]"'),
+    (lambda: tv.CompiledLayer(np.tanh), "pip install 'tapeviz[numba]'"),
+    (lambda: tv.data.load_digits(), 'pip install "tapeviz[data]"'),
+]
+for use, says in extras:
+    try:
+        use()
+    except (ImportError, ValueError) as e:
+        assert says in str(e), e
+    else:
+        raise AssertionError(f"worked without its extra: {says}")
 leaked = sorted(m for m in sys.modules if m.split(".")[0] in BLOCKED)
 assert not leaked, leaked
 print("base install ok")
