@@ -13,6 +13,7 @@ import re
 import subprocess
 import sys
 import textwrap
+import zipfile
 
 import pytest
 
@@ -222,3 +223,25 @@ def test_visual_layer_is_there_with_the_extra():
     assert "GraphWidget" in dir(tv)
     with pytest.raises(AttributeError, match="no attribute 'no_such_thing'"):
         tv.no_such_thing  # noqa: B018
+
+
+@pytest.mark.slow
+def test_the_built_wheel_has_no_top_level_core(tmp_path):
+    # pip builds the wheel as `pip install .` would (an isolated build with setuptools)
+    out = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", str(ROOT), "-w", str(tmp_path)],
+        capture_output=True,
+        text=True,
+    )
+    assert out.returncode == 0, out.stderr[-3000:]
+    (wheel,) = tmp_path.glob("tapeviz-*.whl")
+    names = zipfile.ZipFile(wheel).namelist()
+    assert {n.split("/")[0] for n in names} == {
+        "tapeviz",
+        wheel.name.split("-py")[0] + ".dist-info",
+    }
+    engine = {n for n in names if n.startswith("tapeviz/core/") and n.endswith(".py")}
+    in_repo = {f"tapeviz/{p.relative_to(ROOT).as_posix()}" for p in (ROOT / "core").rglob("*.py")}
+    in_repo = {n for n in in_repo if "__pycache__" not in n}
+    assert engine == in_repo
+    assert "tapeviz/static/graph_widget.js" in names
