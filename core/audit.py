@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from . import engine
+from . import engine, source_location
 from .backward import GradientError, _check_grad
 from .gradcheck import _DEFAULTS, GradCheckReport
 from .gradcheck_runner import run_checks
@@ -164,7 +164,7 @@ class NodeAudit:
         return self.report.failure
 
     def line(self) -> str:
-        where = f" at {self.source[0]}:{self.source[1]}" if self.source else ""
+        where = f" at {source_location.where(self.source, func=False)}" if self.source else ""
         status = "ok" if self.passed else f"WRONG: {self.failure}"
         return f"node {self.node_id} {self.label} [{self.kernel}, {self.style}]{where}: {status}"
 

@@ -63,6 +63,8 @@ CELLS = [
     "import tapeviz as tv\nfrom tapeviz.graph import extract\nfrom tapeviz.graph.details import node_details",
     "x = tv.tensor([1.0, 2.0])\nwith tv.Tape() as tape:\n    tape.watch(x)\n    y = tv.sum(tv.exp(x))",
     "src = extract(tape).ops[0]['source']\nprint(src['file'])\nprint(src['text'])",
+    "try:\n    with tv.detect_anomaly():\n        tv.log(tv.tensor([-1.0]))\n"
+    "except tv.AnomalyError as e:\n    print(repr(str(e)))",
 ]
 
 
@@ -81,9 +83,10 @@ def test_a_notebook_cell_is_named_by_its_execution_count(tmp_path):
         [sys.executable, "-c", program], cwd=tmp_path, env=env, capture_output=True, text=True
     )
     assert out.returncode == 0, out.stdout + out.stderr
-    file, text = out.stdout.strip().splitlines()[-2:]
+    file, text, anomaly = out.stdout.strip().splitlines()[-3:]
     assert "ipykernel_" in file and file.endswith(".py")  # what the engine saw
     assert text == "In [2], line 4"  # what a person reads: the tape was recorded in cell 2
+    assert "In [4], line 3" in anomaly and "ipykernel_" not in anomaly  # core's messages too
 
 
 def test_a_file_is_named_by_its_basename():
