@@ -9,7 +9,7 @@ PYTEST_ARGS ?=
 # the venv's "python3" kernelspec comes before any user-level one (~/.local/share/jupyter)
 JUPYTER_ENV := JUPYTER_PATH="$(CURDIR)/$(VENV)/share/jupyter"
 
-.PHONY: lab test lint bench venv clean
+.PHONY: lab test lint bench pictures venv clean
 
 $(STAMP): pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -40,6 +40,10 @@ lint: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/pip install --quiet -e ".[bench]"
 	$(BIN)/python bench/run_all.py
+
+# the README's pictures, from the pip-only path (Graphviz in WebAssembly, resvg, matplotlib)
+pictures: $(STAMP)
+	$(BIN)/python docs/make_pictures.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info test-artifacts

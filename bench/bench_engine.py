@@ -22,7 +22,7 @@ import numpy as np
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
 
-import core  # noqa: E402
+import tapeviz.core as core  # noqa: E402
 
 QUICK = "--quick" in sys.argv
 

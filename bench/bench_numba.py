@@ -12,12 +12,12 @@ import time
 
 import numpy as np
 
-import core
-from core import kernel_names as K
-from core.backends import numba as nb
-from core.backends.numba.elementwise import COMPILED
-from core.ops.nn import conv_pads
-from core.registry import get_kernel
+import tapeviz.core as core
+from tapeviz.core import kernel_names as K
+from tapeviz.core.backends import numba as nb
+from tapeviz.core.backends.numba.elementwise import COMPILED
+from tapeviz.core.ops.nn import conv_pads
+from tapeviz.core.registry import get_kernel
 
 SIZES = (1_000, 100_000, 4_000_000)
 

@@ -16,7 +16,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-import core  # noqa: E402
+import tapeviz.core as core  # noqa: E402
 
 SIZES, BATCH, LR = (784, 256, 256, 10), 128, 0.01
 

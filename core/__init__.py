@@ -1,7 +1,7 @@
 """core: the tapeviz autodiff engine. numpy only (numba optional); knows nothing of widgets.
 
 Example:
-    >>> import core
+    >>> import tapeviz.core as core
     >>> core.grad(lambda x: core.sum(x ** 2))(core.tensor([1.0, 2.0, 3.0])).numpy()
     array([2., 4., 6.], dtype=float32)
 """

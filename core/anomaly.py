@@ -15,6 +15,7 @@ import warnings
 import numpy as np
 
 from . import engine
+from .source_location import where
 
 __all__ = ["detect_anomaly", "AnomalyError", "tensor_stats"]
 
@@ -76,7 +77,7 @@ def _fmt_stats(stats: dict) -> str:
 
 
 def _where(source) -> str:
-    return f"{source[0]}:{source[1]} in {source[2]}" if source else "an unknown line"
+    return where(source)  # a file and line, or the notebook cell
 
 
 def _find_node(outputs):
@@ -182,7 +183,7 @@ def detect_anomaly(forward: bool = True, backward: bool = True):
         backward: check gradient ops (``tape.gradient`` inside the block).
 
     Example:
-        >>> import core
+        >>> import tapeviz.core as core
         >>> try:
         ...     with core.detect_anomaly():
         ...         _ = core.log(core.tensor([-1.0]))

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from . import engine
+from . import engine, source_location
 from .backward import GradientError, _check_grad
 from .gradcheck import _DEFAULTS, GradCheckReport
 from .gradcheck_runner import run_checks
@@ -164,7 +164,7 @@ class NodeAudit:
         return self.report.failure
 
     def line(self) -> str:
-        where = f" at {self.source[0]}:{self.source[1]}" if self.source else ""
+        where = f" at {source_location.where(self.source, func=False)}" if self.source else ""
         status = "ok" if self.passed else f"WRONG: {self.failure}"
         return f"node {self.node_id} {self.label} [{self.kernel}, {self.style}]{where}: {status}"
 
@@ -282,7 +282,7 @@ def audit(tape, mode="fast", eps=None, atol=None, rtol=None, seed=0, max_full=40
         An ``AuditReport``; ``report.failures`` lists the nodes whose gradient is wrong.
 
     Example:
-        >>> import core
+        >>> import tapeviz.core as core
         >>> x = core.tensor([0.5, 1.5])
         >>> with core.Tape(persistent=True) as tape:
         ...     tape.watch(x)

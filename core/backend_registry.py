@@ -54,8 +54,11 @@ def register_backend(name: str, factory: Callable[[], Backend] | None = None, pr
 def _instance(name: str) -> Backend:
     if name not in _BACKENDS:
         if name not in _BACKEND_FACTORIES:
+            # the built-in numba backend registers only where numba imports
+            hint = '; it needs numba: pip install "tapeviz[numba]"' if name == "numba" else ""
             raise ValueError(
                 f"backend {name!r} is not registered (registered: {', '.join(list_backends())})"
+                + hint
             )
         backend_obj = _BACKEND_FACTORIES[name][0]()
         if not isinstance(backend_obj, Backend):
@@ -68,7 +71,7 @@ def set_backend(name: str) -> None:
     """Make ``name`` the active backend for every thread (a ``ValueError`` if unknown).
 
     Example:
-        >>> import core
+        >>> import tapeviz.core as core
         >>> core.set_backend("numpy")
         >>> core.get_backend()
         'numpy'
@@ -98,7 +101,7 @@ def list_backends() -> list[str]:
     """Registered backend names, highest priority first.
 
     Example:
-        >>> import core
+        >>> import tapeviz.core as core
         >>> "numpy" in core.list_backends()
         True
     """
@@ -110,7 +113,7 @@ def backend(name: str):
     """Run the block on backend ``name`` (this thread/context only).
 
     Example:
-        >>> import core
+        >>> import tapeviz.core as core
         >>> with core.backend("numpy"):
         ...     core.tanh(core.tensor([0.0])).numpy()
         array([0.], dtype=float32)

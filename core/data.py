@@ -89,7 +89,7 @@ def load_digits(as_images: bool = True):
     except ImportError:
         raise ImportError(
             "data.load_digits needs scikit-learn (it ships the digits data); install it with "
-            "`pip install scikit-learn`"
+            '`pip install "tapeviz[data]"` (or scikit-learn)'
         ) from None
     bunch = _sk_load_digits()
     x = (bunch.data / 16.0).astype(np.float32)

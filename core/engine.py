@@ -63,7 +63,7 @@ def run_kernel(name: str, inputs: dict, attrs: dict | None = None):
         A Tensor, or a tuple of Tensors for multi-output kernels.
 
     Example:
-        >>> import core
+        >>> import tapeviz.core as core
         >>> core.run_kernel("Add", {"a": core.tensor([1.0]), "b": core.tensor([2.0])}).numpy()
         array([3.], dtype=float32)
     """
@@ -216,9 +216,12 @@ def current_scope() -> str:
 
 
 _CORE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
-# the tapeviz package next to core (a path only: core never imports tapeviz); a user file
-# under some other ".../tapeviz/" folder (tests/tapeviz/...) is user code
-_TAPEVIZ_DIR = os.path.join(os.path.dirname(_CORE_DIR.rstrip(os.sep)), "tapeviz") + os.sep
+# the tapeviz package (a path only: core never imports tapeviz): installed, core is inside it
+# (tapeviz/core/); in the repository it is the sibling folder tapeviz/. A user file under some
+# other ".../tapeviz/" folder (tests/tapeviz/..., a clone named tapeviz) is user code
+_PARENT = os.path.dirname(_CORE_DIR.rstrip(os.sep))
+_INSTALLED = os.path.isfile(os.path.join(_PARENT, "__init__.py"))
+_TAPEVIZ_DIR = (_PARENT if _INSTALLED else os.path.join(_PARENT, "tapeviz")) + os.sep
 _INTERNAL: dict = {}
 
 

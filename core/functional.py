@@ -55,7 +55,7 @@ def grad(f):
     """``g(x, dy=None)``: the gradient of ``f`` (one tensor argument) at ``x``.
 
     Example:
-        >>> import core
+        >>> import tapeviz.core as core
         >>> core.grad(lambda x: (x * x).sum())(core.tensor([1.0, 2.0])).numpy()
         array([2., 4.], dtype=float32)
     """
@@ -70,7 +70,7 @@ def grads(f):
     """``g(*args, dy=None)``: the gradients of ``f`` with respect to every argument (a list).
 
     Example:
-        >>> import core
+        >>> import tapeviz.core as core
         >>> ga, gb = core.grads(lambda a, b: core.sum(a * b))([1.0, 2.0], [3.0, 4.0])
         >>> ga.numpy(), gb.numpy()
         (array([3., 4.], dtype=float32), array([1., 2.], dtype=float32))
@@ -88,7 +88,7 @@ def value_and_grad(f):
     """``g(x, dy=None) -> (value, grad)``.
 
     Example:
-        >>> import core
+        >>> import tapeviz.core as core
         >>> value, g = core.value_and_grad(lambda x: core.sum(x * x))(core.tensor([3.0]))
         >>> value.item(), g.numpy()
         (9.0, array([6.], dtype=float32))
@@ -105,7 +105,7 @@ def value_and_grads(f):
     """``g(*args, dy=None) -> (value, [grads])``.
 
     Example:
-        >>> import core
+        >>> import tapeviz.core as core
         >>> value, (ga, gb) = core.value_and_grads(lambda a, b: core.sum(a * b))([2.0], [5.0])
         >>> value.item(), ga.item(), gb.item()
         (10.0, 5.0, 2.0)
@@ -123,7 +123,7 @@ def variable_grads(f, var_list=None) -> VariableGrads:
     """Run ``f()`` (a scalar loss) and differentiate it with respect to trainable variables.
 
     Example:
-        >>> import core
+        >>> import tapeviz.core as core
         >>> w = core.variable([1.0, 2.0], name="w")
         >>> value, g = core.variable_grads(lambda: core.sum(w * w))
         >>> g["w"].numpy()
@@ -150,7 +150,7 @@ def vjp(f, *primals):
     """``(f(*primals), vjp_fn)``; ``vjp_fn(dy)`` returns one gradient per primal.
 
     Example:
-        >>> import core
+        >>> import tapeviz.core as core
         >>> y, vjp_fn = core.vjp(lambda x: x * x, core.tensor([1.0, 2.0]))
         >>> vjp_fn(core.tensor([1.0, 10.0]))[0].numpy()
         array([ 2., 40.], dtype=float32)
@@ -172,7 +172,7 @@ def jvp(f, primals, tangents):
     double-VJP trick), so it works for every differentiable op.
 
     Example:
-        >>> import core
+        >>> import tapeviz.core as core
         >>> y, jv = core.jvp(lambda x: x * x, [core.tensor([1.0, 2.0])], [core.tensor([1.0, 1.0])])
         >>> jv.numpy()
         array([2., 4.], dtype=float32)
@@ -205,7 +205,7 @@ def jacobian(f):
     """``J(x)``: the Jacobian of ``f`` at ``x``, shape ``f(x).shape + x.shape``.
 
     Example:
-        >>> import core
+        >>> import tapeviz.core as core
         >>> core.jacobian(lambda x: x * x)(core.tensor([1.0, 2.0])).numpy()
         array([[2., 0.],
                [0., 4.]], dtype=float32)
@@ -236,7 +236,7 @@ def hessian(f):
     """``H(x)``: the Hessian of a scalar ``f`` at ``x``, shape ``x.shape + x.shape``.
 
     Example:
-        >>> import core
+        >>> import tapeviz.core as core
         >>> core.hessian(lambda x: core.sum(x**3))(core.tensor([1.0, 2.0])).numpy()
         array([[ 6.,  0.],
                [ 0., 12.]], dtype=float32)

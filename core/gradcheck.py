@@ -161,7 +161,7 @@ def check_grads(f, *args, order=1, eps=None, atol=None, rtol=None, mode="full",
         A ``GradCheckReport``.
 
     Example:
-        >>> import core
+        >>> import tapeviz.core as core
         >>> core.check_grads(lambda x: core.tanh(x) * x, [0.5, -1.0]).passed
         True
     """
@@ -240,7 +240,7 @@ def numerical_jacobian(f, args, index: int, eps: float = 1e-6) -> np.ndarray:
     element. Float arguments are used as given (no dtype change).
 
     Example:
-        >>> import numpy as np, core
+        >>> import numpy as np, tapeviz.core as core
         >>> core.numerical_jacobian(lambda x: x * x, [np.array([1.0, 2.0])], 0).round(6)
         array([[2., 0.],
                [0., 4.]])

@@ -36,7 +36,7 @@ def mean_squared_error(labels, predictions) -> Tensor:
     """Mean of ``(labels - predictions)**2`` over every element.
 
     Example:
-        >>> import core
+        >>> import tapeviz.core as core
         >>> core.losses.mean_squared_error([[1.0], [2.0]], core.tensor([[0.0], [4.0]])).item()
         2.5
     """
@@ -83,7 +83,7 @@ def softmax_cross_entropy(labels, logits) -> Tensor:
         logits: unnormalized scores of shape (N, C).
 
     Example:
-        >>> import core
+        >>> import tapeviz.core as core
         >>> z = core.tensor([[1000.0, 0.0], [0.0, 1000.0]])
         >>> core.losses.softmax_cross_entropy([0, 0], z).item()  # (0 + 1000) / 2, no overflow
         500.0
@@ -102,7 +102,7 @@ def binary_cross_entropy(labels, predictions, from_logits: bool = False) -> Tens
     """Binary cross entropy for 0/1 labels; ``from_logits=True`` takes raw scores (stable).
 
     Example:
-        >>> import core
+        >>> import tapeviz.core as core
         >>> round(core.losses.binary_cross_entropy([1.0], core.tensor([0.0]), True).item(), 4)
         0.6931
     """

@@ -61,7 +61,7 @@ def tidy(fn=None, *args, **kwargs):
     that takes arguments, ``@tidy()`` on any function, or ``with tidy():``.
 
     Example:
-        >>> import core
+        >>> import tapeviz.core as core
         >>> x = core.tensor([1.0, 2.0])
         >>> y = core.tidy(lambda: (x * 2).sum())
         >>> y.item()

@@ -42,7 +42,7 @@ class Optimizer:
             The loss (when ``return_cost``), else None.
 
         Example:
-            >>> import core
+            >>> import tapeviz.core as core
             >>> w = core.variable([3.0])
             >>> opt = core.optim.SGD(0.1)
             >>> for _ in range(50):

@@ -121,7 +121,7 @@ def register_kernel(
         The registered ``KernelConfig``.
 
     Example:
-        >>> import numpy as np, core
+        >>> import numpy as np, tapeviz.core as core
         >>> _ = core.register_kernel("Cube", "numpy", lambda i, a: i["x"] ** 3)
         >>> core.run_kernel("Cube", {"x": core.tensor([2.0])}).numpy()
         array([8.], dtype=float32)
@@ -214,7 +214,7 @@ def register_gradient(
         The registered ``GradConfig``.
 
     Example:
-        >>> import core
+        >>> import tapeviz.core as core
         >>> g = core.get_gradient("Relu")
         >>> cfg = core.register_gradient("Relu", lambda dy, saved, attrs: {"x": lambda: dy})
         ... # doctest: +SKIP
@@ -312,7 +312,7 @@ def unregister_backend(name: str) -> None:
     If it was the active backend, the highest-priority remaining one becomes active.
 
     Example:
-        >>> import core
+        >>> import tapeviz.core as core
         >>> core.register_backend("scratch", priority=-1)
         >>> _ = core.register_kernel("Tanh", "scratch", lambda i, a: i["x"])
         >>> core.unregister_backend("scratch")

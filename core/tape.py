@@ -49,7 +49,7 @@ class Tape:
         persistent: keep saved values after ``gradient`` so it can be called again.
 
     Example:
-        >>> import core
+        >>> import tapeviz.core as core
         >>> x = core.tensor([3.0])
         >>> with core.Tape() as tape:
         ...     tape.watch(x)

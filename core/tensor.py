@@ -252,7 +252,7 @@ class Variable(Tensor):
     """A mutable tensor: ``assign`` replaces its value. Trainable ones are watched by tapes.
 
     Example:
-        >>> import core
+        >>> import tapeviz.core as core
         >>> w = core.variable([1.0, 2.0], name="w")
         >>> w.assign(w * 2).numpy()
         array([2., 4.], dtype=float32)
@@ -358,7 +358,7 @@ def tensor(data, dtype=None, name: str | None = None) -> Tensor:
         A new ``Tensor``.
 
     Example:
-        >>> import core
+        >>> import tapeviz.core as core
         >>> core.tensor([[1.0, 2.0]]).shape
         (1, 2)
     """

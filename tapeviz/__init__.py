@@ -1,18 +1,106 @@
 """tapeviz: automatic differentiation you can see.
 
-``import tapeviz as tv`` gives the whole engine (``core``'s public API) and the widgets that
-draw its tape.
+``import tapeviz as tv`` gives the whole engine (``tapeviz.core``'s public API) and the
+widgets that draw its tape. The base install (numpy only) imports and computes gradients;
+the visual layer is imported on first use, and a feature whose optional dependencies are
+missing raises an ImportError that names the extra to install (``pip install "tapeviz[viz]"``).
 """
 
 from __future__ import annotations
 
-from core import *  # noqa: F403 - tapeviz re-exports the engine
-from core import __all__ as _core_all
+import importlib
+import importlib.util
+import pathlib
+import sys
 
-from .graph import GraphView, GraphWidget, show_graph
-from .widgets import BackpropStepper, GradCheckWidget, MemoryInspector, TrainingPlot
+
+def _load_source_tree_core() -> None:
+    """Bind ``tapeviz.core`` to the repository's top-level ``core/`` when running from a checkout.
+
+    Installed (a wheel), the engine is ``tapeviz/core``. In the repository it is the sibling
+    folder ``core/``; an editable install maps it there, and this does the same for a plain
+    checkout on ``sys.path`` (``PYTHONPATH=.``), so the engine always comes from the same
+    tree as this file: never a second copy with its own registries.
+    """
+    here = pathlib.Path(__file__).resolve().parent
+    source = here.parent / "core"
+    if (here / "core").is_dir() or not (source / "__init__.py").is_file():
+        return
+    if "tapeviz.core" in sys.modules:
+        return
+    spec = importlib.util.spec_from_file_location(
+        "tapeviz.core", source / "__init__.py", submodule_search_locations=[str(source)]
+    )
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["tapeviz.core"] = module
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        del sys.modules["tapeviz.core"]
+        raise
+    globals()["core"] = module  # as the import system binds a submodule on its parent
+
+
+_load_source_tree_core()
+
+from tapeviz.core import *  # noqa: F403 - tapeviz re-exports the engine
+from tapeviz.core import __all__ as _core_all
 
 __version__ = "0.1.0"
-__all__ = list(_core_all)
-__all__ += ["GraphView", "GraphWidget", "show_graph"]
-__all__ += ["BackpropStepper", "GradCheckWidget", "MemoryInspector", "TrainingPlot"]
+
+# the visual layer, imported on first use: name -> module
+_VISUAL = {
+    "GraphView": "tapeviz.graph",
+    "show_graph": "tapeviz.graph",
+    "GraphWidget": "tapeviz.graph.widget",
+    "BackpropStepper": "tapeviz.widgets.stepper",
+    "GradCheckWidget": "tapeviz.widgets.gradcheck_widget",
+    "MemoryInspector": "tapeviz.widgets.memory",
+    "TrainingPlot": "tapeviz.widgets.training",
+}
+# what the "viz" extra brings that the widgets import (looked up without importing them);
+# show_graph and GraphView need none of it to build DOT text
+_VIZ_MODULES = ("anywidget", "ipywidgets", "matplotlib")
+_NEEDS_VIZ = {
+    "GraphWidget",
+    "BackpropStepper",
+    "GradCheckWidget",
+    "MemoryInspector",
+    "TrainingPlot",
+}
+
+
+class MissingExtraError(ImportError):
+    """A tapeviz feature needs an optional extra that is not installed."""
+
+
+def _has_viz() -> bool:
+    try:
+        return all(importlib.util.find_spec(m) is not None for m in _VIZ_MODULES)
+    except (ImportError, ValueError):  # a finder that refuses it, or a broken install
+        return False
+
+
+def __getattr__(name: str):
+    if name not in _VISUAL:
+        raise AttributeError(f"module 'tapeviz' has no attribute {name!r}")
+    try:
+        module = importlib.import_module(_VISUAL[name])
+    except ModuleNotFoundError as e:
+        if (e.name or "tapeviz").split(".")[0] == "tapeviz":
+            raise
+        raise MissingExtraError(
+            f"tv.{name} needs tapeviz's optional 'viz' dependencies ({e.name!r} is not "
+            f'installed): pip install "tapeviz[viz]"'
+        ) from e
+    value = getattr(module, name)
+    globals()[name] = value  # later lookups skip __getattr__
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_VISUAL))
+
+
+__all__ = list(_core_all) + ["MissingExtraError"]
+__all__ += [n for n in _VISUAL if n not in _NEEDS_VIZ or _has_viz()]

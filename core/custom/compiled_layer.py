@@ -69,7 +69,7 @@ class CompiledLayer:
         batch: ``func`` works on a whole batch (needs ``input_rank``).
 
     Example:
-        >>> import numpy as np, core
+        >>> import numpy as np, tapeviz.core as core
         >>> reverse = core.CompiledLayer(lambda x: x[::-1], input_rank=1, batch=True)
         >>> reverse(core.tensor([1.0, 2.0, 3.0, 4.0])).numpy()  # one example: unchanged
         array([1., 2., 3., 4.], dtype=float32)
@@ -308,7 +308,7 @@ class CompiledLayer:
         and compile time (a ``LayerInfo``: fields, a text repr and ``_repr_html_``).
 
         Example:
-            >>> import numpy as np, core
+            >>> import numpy as np, tapeviz.core as core
             >>> layer = core.CompiledLayer(np.tanh, input_rank=1)
             >>> _ = layer(core.tensor(np.zeros((2, 3))))
             >>> layer.info().shapes

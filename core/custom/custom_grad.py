@@ -41,7 +41,7 @@ def custom_grad(f):
         An op: call it on tensors; one tape node (style ``"custom_grad"``) records it.
 
     Example:
-        >>> import core
+        >>> import tapeviz.core as core
         >>> @core.custom_grad
         ... def square(x, save):
         ...     save([x])

@@ -50,7 +50,7 @@ class DifferentiableFunction:
     ``compute_gradients`` is false). ``compute_gradients`` is a tuple with one bool per input.
 
     Example:
-        >>> import numpy as np, core
+        >>> import numpy as np, tapeviz.core as core
         >>> class Cube(core.DifferentiableFunction):
         ...     def __init__(self):
         ...         super().__init__(save_inputs_for_backward=True)

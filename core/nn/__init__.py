@@ -1,7 +1,7 @@
 """``tv.nn``: layers, ``Sequential``, training with ``fit``, callbacks and weights on disk.
 
 Example:
-    >>> import core
+    >>> import tapeviz.core as core
     >>> model = core.nn.Sequential([core.nn.Dense(16, "relu"), core.nn.Dense(2)])
     >>> model(core.ones((4, 3))).shape
     (4, 2)

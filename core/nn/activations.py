@@ -58,7 +58,7 @@ class Activation(Module):
     """Apply an activation, by name or callable, as a layer.
 
     Example:
-        >>> import core
+        >>> import tapeviz.core as core
         >>> core.nn.Activation("relu")(core.tensor([[-1.0, 2.0]])).numpy()
         array([[0., 2.]], dtype=float32)
     """

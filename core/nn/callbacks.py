@@ -16,7 +16,7 @@ class Callback:
     (the model being trained) and ``self.params`` (``epochs``, ``steps``, ``samples``).
 
     Example:
-        >>> import core
+        >>> import tapeviz.core as core
         >>> class StopAt(core.nn.Callback):
         ...     def on_batch_end(self, batch, logs=None):
         ...         if logs["step"] >= 3:

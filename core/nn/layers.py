@@ -33,7 +33,7 @@ class Dense(Module):
         name: layer name (unique by default).
 
     Example:
-        >>> import core
+        >>> import tapeviz.core as core
         >>> layer = core.nn.Dense(4, activation="relu")
         >>> layer(core.ones((2, 3))).shape, layer.kernel.shape
         ((2, 4), (3, 4))
@@ -99,7 +99,7 @@ class Conv2D(Module):
         activation: None, a name or a callable.
 
     Example:
-        >>> import core
+        >>> import tapeviz.core as core
         >>> conv = core.nn.Conv2D(8, 3, padding="same", activation="relu")
         >>> conv(core.ones((2, 6, 6, 1))).shape, conv.kernel.shape
         ((2, 6, 6, 8), (3, 3, 1, 8))
@@ -231,7 +231,7 @@ class Lambda(Module):
     any, become the layer's.
 
     Example:
-        >>> import core
+        >>> import tapeviz.core as core
         >>> core.nn.Lambda(lambda x: x * 2)(core.ones((1, 2))).numpy()
         array([[2., 2.]], dtype=float32)
     """

@@ -26,7 +26,7 @@ def set_seed(seed: int) -> None:
     """Seed the generator layers draw their initial weights (and dropout masks) from.
 
     Example:
-        >>> import core
+        >>> import tapeviz.core as core
         >>> core.nn.set_seed(0)
         >>> a = core.nn.Dense(2)(core.ones((1, 3))).numpy()
         >>> core.nn.set_seed(0)
@@ -67,7 +67,7 @@ class Module:
         built: whether ``build`` has run.
 
     Example:
-        >>> import core
+        >>> import tapeviz.core as core
         >>> class Scale(core.nn.Module):
         ...     def build(self, input_shape):
         ...         self.w = self.add_weight("w", (input_shape[-1],), "ones")

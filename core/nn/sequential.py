@@ -17,7 +17,7 @@ class Sequential(Module):
         name: model name.
 
     Example:
-        >>> import core
+        >>> import tapeviz.core as core
         >>> model = core.nn.Sequential([core.nn.Dense(8, "relu"), core.nn.Dense(3)])
         >>> model(core.ones((4, 2))).shape, model.count_params()
         ((4, 3), 51)

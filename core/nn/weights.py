@@ -24,7 +24,7 @@ def save_weights(model, path) -> None:
     """Write ``{parameter path: array}`` to ``path`` (exactly that name) as an ``.npz``.
 
     Example:
-        >>> import core, tempfile, os
+        >>> import tapeviz.core as core, tempfile, os
         >>> m = core.nn.Sequential([core.nn.Dense(2)]).build_for((3,))
         >>> p = os.path.join(tempfile.mkdtemp(), "w.npz")
         >>> m.save_weights(p); m.load_weights(p)

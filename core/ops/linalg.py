@@ -70,8 +70,8 @@ def fused_matmul(
     shape ``(n,)``, ``activation`` one of ``FUSED_ACTIVATIONS``. One tape node per layer.
 
     Example:
-        >>> import core
-        >>> from core.ops.linalg import fused_matmul
+        >>> import tapeviz.core as core
+        >>> from tapeviz.core.ops.linalg import fused_matmul
         >>> fused_matmul(core.ones((2, 3)), core.ones((3, 4)), core.ones(4), "relu").numpy()[0]
         array([4., 4., 4., 4.], dtype=float32)
     """

@@ -46,7 +46,7 @@ def conv2d(x, filters, strides=1, padding: str = "valid") -> Tensor:
     """2-D convolution (cross-correlation). ``x``: (N, H, W, C); ``filters``: (KH, KW, C, O).
 
     Example:
-        >>> import core, numpy as np
+        >>> import tapeviz.core as core, numpy as np
         >>> x = core.tensor(np.ones((1, 4, 4, 1), np.float32))
         >>> core.conv2d(x, core.tensor(np.ones((3, 3, 1, 2), np.float32))).shape
         (1, 2, 2, 2)
@@ -111,8 +111,8 @@ def softmax_cross_entropy_with_logits(labels, logits) -> Tensor:
     assume rows sum to 1); the result is a scalar.
 
     Example:
-        >>> import core
-        >>> from core.ops.nn import softmax_cross_entropy_with_logits as sce
+        >>> import tapeviz.core as core
+        >>> from tapeviz.core.ops.nn import softmax_cross_entropy_with_logits as sce
         >>> round(sce(core.tensor([[0.0, 1.0]]), core.tensor([[0.0, 0.0]])).item(), 4)
         0.6931
     """

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from core.tensor import Tensor
+from tapeviz.core.tensor import Tensor
 
+from .cells import source_text
 from .style import fmt_bytes, fmt_shape
 
 
@@ -63,7 +64,7 @@ def _op_rows(op: dict) -> list:
         rows.append(["scope", op["scope"]])
     src = op["source"]
     if src:
-        rows.append(["source", f"{src['file']}:{src['line']} in {src['func']}"])
+        rows.append(["source", source_text(src)])
     for k, v in op["attrs"].items():
         rows.append([f"attr {k}", repr(v)])
     if op.get("grad_of"):

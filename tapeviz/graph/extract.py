@@ -12,8 +12,8 @@ import dataclasses
 import json
 from dataclasses import dataclass, field
 
-from core.tape import Tape
-from core.tensor import Variable
+from tapeviz.core.tape import Tape
+from tapeviz.core.tensor import Variable
 
 from .backward_data import backward_ops, gradients
 from .records import dtype_name, json_safe, meta, nbytes, op_record, tensor_value

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import os
-
 import numpy as np
 
-from core.tensor import Tensor
+from tapeviz.core.tensor import Tensor
+
+from .cells import source_record
 
 
 def json_safe(v, depth: int = 0):
@@ -47,13 +47,6 @@ def meta(t: Tensor) -> dict:
     if d is None:
         return {"shape": None, "dtype": None, "bytes": 0}
     return {"shape": list(d.shape), "dtype": dtype_name(d.dtype), "bytes": int(d.nbytes)}
-
-
-def source_record(src):
-    if not src:
-        return None
-    file, line, func = src
-    return {"file": file, "line": line, "func": func, "text": f"{os.path.basename(file)}:{line}"}
 
 
 def nbytes(t) -> int:

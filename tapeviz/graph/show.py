@@ -5,13 +5,15 @@ from __future__ import annotations
 import html
 import pathlib
 import re
+import sys
 
 import numpy as np
 
-from core.tape import Tape, live_tapes
-from core.tensor import Tensor, tensor
+from tapeviz.core.tape import Tape, live_tapes
+from tapeviz.core.tensor import Tensor, tensor
 
 from .extract import GraphData, extract
+from .png import svg_to_png
 from .render import render_dot, render_svg, resolve_engine, to_dot
 from .style import MIN_PT
 
@@ -80,6 +82,19 @@ LEGIBLE_SCALE = 11 / (MIN_PT * 4 / 3)
 _SVG_SIZE = re.compile(r'<svg width="([\d.]+)pt" height="([\d.]+)pt"')
 
 
+def in_jupyter() -> bool:
+    """True inside a Jupyter kernel (rich display), checked without importing IPython."""
+    ipython = sys.modules.get("IPython")
+    shell = ipython.get_ipython() if hasattr(ipython, "get_ipython") else None
+    return getattr(shell, "kernel", None) is not None
+
+
+NOT_SHOWN = (
+    "tapeviz: a graph from tv.show_graph was never shown: outside Jupyter there is no "
+    'display. Save it and open the file: tv.show_graph(...).save("graph.svg") (or .png, .dot)'
+)
+
+
 def fit_width(svg: str, max_pt: float = 720.0, min_scale: float = LEGIBLE_SCALE) -> str:
     """Shrink a wide SVG's displayed size to ``max_pt`` (a notebook's output width), but not
     below ``min_scale`` (the smallest label stays >= 11 px): a bigger graph scrolls. The
@@ -114,9 +129,12 @@ class GraphView:
         self.note = note
         self.options = options
         self._svg = None
+        # a plain script discards a view it cannot display: __del__ says how to see it
+        self._used = in_jupyter()
 
     def to_dot(self) -> str:
         """The DOT source (HTML-like labels for the system dot, plain text for wasm)."""
+        self._used = True
         html_labels = resolve_engine(self.engine) == "system"
         return to_dot(self.data, html_labels=html_labels, **self.options)
 
@@ -126,8 +144,18 @@ class GraphView:
             self._svg = render_svg(self.to_dot(), engine=self.engine)
         return self._svg
 
+    def to_png(self, scale: float = 2.0) -> bytes:
+        """PNG bytes: from the system Graphviz when it draws, else the SVG rasterized by resvg.
+
+        Args:
+            scale: pixels per CSS pixel when rasterizing the SVG (the system dot draws at 96 dpi).
+        """
+        if resolve_engine(self.engine) == "system":
+            return render_dot(self.to_dot(), "png", "system")
+        return svg_to_png(self.to_svg(), scale=scale)
+
     def save(self, path) -> pathlib.Path:
-        """Write ``.svg``, ``.dot``/``.gv`` or ``.png`` (PNG needs the system Graphviz)."""
+        """Write ``.svg``, ``.dot``/``.gv`` or ``.png`` (no system Graphviz needed)."""
         path = pathlib.Path(path)
         suffix = path.suffix.lower()
         if suffix == ".svg":
@@ -135,13 +163,13 @@ class GraphView:
         elif suffix in (".dot", ".gv"):
             path.write_text(self.to_dot(), encoding="utf-8")
         elif suffix == ".png":
-            engine = "system" if self.engine == "auto" else self.engine
-            path.write_bytes(render_dot(self.to_dot(), "png", engine))
+            path.write_bytes(self.to_png())
         else:
             raise ValueError(f"GraphView.save: expected a .svg, .dot, .gv or .png path, got {path}")
         return path
 
     def _repr_mimebundle_(self, include=None, exclude=None):
+        self._used = True
         text = repr(self)
         try:
             svg = self.to_svg()
@@ -149,6 +177,13 @@ class GraphView:
             msg = html.escape(f"{type(e).__name__}: {e}")
             return {"text/plain": text, "text/html": f"<pre>graph could not be drawn: {msg}</pre>"}
         return {"text/plain": text, "image/svg+xml": fit_width(svg)}
+
+    def __del__(self):
+        if not getattr(self, "_used", True):
+            try:
+                print(NOT_SHOWN, file=sys.stderr)
+            except Exception:  # interpreter shutdown: nothing to say it with
+                pass
 
     def __repr__(self):
         m = self.data.meta

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from core.engine import no_grad
-from core.gradcheck import FAILURE_CLASSES, check_grads
-from core.tape import Tape
-from core.tensor import Tensor
+from tapeviz.core.engine import no_grad
+from tapeviz.core.gradcheck import FAILURE_CLASSES, check_grads
+from tapeviz.core.tape import Tape
+from tapeviz.core.tensor import Tensor
 
 
 def run_check(f, args, eps, atol, rtol):

@@ -8,7 +8,7 @@ import time
 import ipywidgets as W
 import numpy as np
 
-from core.tensor import Tensor
+from tapeviz.core.tensor import Tensor
 
 from . import gradcheck_plots as P
 from ._common import error_html, figure_png, new_figure, png_img_tag, static_bundle

@@ -24,7 +24,7 @@ import ipywidgets as W
 from ._common import OKABE_ITO, figure_png, new_figure, png_img_tag, static_bundle
 
 try:  # tapeviz works before (or without) core.nn
-    from core.nn.callbacks import Callback as _Base
+    from tapeviz.core.nn.callbacks import Callback as _Base
 except ImportError:  # pragma: no cover - only when core.nn is missing
 
     class _Base:

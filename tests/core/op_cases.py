@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy import special
 
-import core
+import tapeviz.core as core
 
 SHAPES = [(), (3,), (2, 3), (1, 3), (0, 3)]
 PAIRS = [

@@ -5,9 +5,9 @@ import inspect
 import numpy as np
 import pytest
 
-import core.engine as engine
 import tapeviz as tv
-from core import kernel_names as K
+import tapeviz.core.engine as engine
+from tapeviz.core import kernel_names as K
 
 
 def _line_of(text, fn):

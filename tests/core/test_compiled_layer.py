@@ -10,10 +10,10 @@ import numpy as np
 import pytest
 from numba.core import event as numba_event
 
-import core
-from core import CompiledLayer
-from core.backward import GradientError
-from core.custom.compiled_layer import AutoDiffError
+import tapeviz.core as core
+from tapeviz.core import CompiledLayer
+from tapeviz.core.backward import GradientError
+from tapeviz.core.custom.compiled_layer import AutoDiffError
 
 RNG = np.random.default_rng(0)
 

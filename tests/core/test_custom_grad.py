@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import tapeviz as tv
-from core.backward import GradientError
+from tapeviz.core.backward import GradientError
 
 X = [1.5, -0.7, 0.3]
 

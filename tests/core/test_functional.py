@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import core
+import tapeviz.core as core
 
 X = np.array([0.3, -0.7, 1.1])
 A = np.array([[0.5, -1.2, 0.3], [0.8, 0.1, -0.4]])
@@ -145,6 +145,6 @@ def test_stop_gradient_and_no_grad_inside_grad():
 
 def test_functional_api_leaves_no_tape_active():
     core.grad(f_scalar)(core.tensor(X))
-    from core import engine
+    from tapeviz.core import engine
 
     assert engine._RECORDERS.get() == ()

@@ -7,10 +7,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import core
-from core import kernel_names as K
-from core.ops.linalg import FUSED_ACTIVATIONS, fused_matmul
-from core.ops.nn import softmax_cross_entropy_grad, softmax_cross_entropy_with_logits
+import tapeviz.core as core
+from tapeviz.core import kernel_names as K
+from tapeviz.core.ops.linalg import FUSED_ACTIVATIONS, fused_matmul
+from tapeviz.core.ops.nn import softmax_cross_entropy_grad, softmax_cross_entropy_with_logits
 
 RNG = np.random.default_rng(3)
 BACKENDS = core.list_backends()

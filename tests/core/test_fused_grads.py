@@ -6,9 +6,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import core
-from core import kernel_names as K
-from core.ops import elementwise as E
+import tapeviz.core as core
+from tapeviz.core import kernel_names as K
+from tapeviz.core.ops import elementwise as E
 
 RNG = np.random.default_rng(0)
 SHAPES = [(), (5,), (3, 4)]

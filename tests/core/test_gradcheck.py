@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 
 import tapeviz as tv
-from core import kernel_names as K
-from core.gradcheck import FunctionProblem
-from core.gradcheck_runner import _jacobian_per_element
+from tapeviz.core import kernel_names as K
+from tapeviz.core.gradcheck import FunctionProblem
+from tapeviz.core.gradcheck_runner import _jacobian_per_element
 
 RNG = np.random.default_rng(0)
 X3 = np.array([0.3, -0.7, 1.2])

@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 import tapeviz as tv
-from core import registry
-from core.backward import GradientError
+from tapeviz.core import registry
+from tapeviz.core.backward import GradientError
 
 RNG = np.random.default_rng(3)
 W1 = RNG.standard_normal((6, 5)).astype(np.float32)

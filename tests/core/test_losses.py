@@ -3,8 +3,8 @@
 import numpy as np
 import pytest
 
-import core as tv
-from core import losses
+import tapeviz.core as tv
+from tapeviz.core import losses
 
 
 def _logits(n=6, c=4, seed=0, dtype=np.float64):

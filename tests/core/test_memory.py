@@ -7,7 +7,7 @@ import gc
 import numpy as np
 import pytest
 
-import core
+import tapeviz.core as core
 
 
 def _count():

@@ -3,8 +3,8 @@
 import numpy as np
 import pytest
 
-import core as tv
-from core import nn
+import tapeviz.core as tv
+from tapeviz.core import nn
 
 
 def _x(*shape, seed=0):

@@ -8,13 +8,13 @@ import sys
 import numpy as np
 import pytest
 
-import core
-from core import kernel_names as K
-from core.backends import numba as nb
-from core.backends.numba import _impl_elementwise, _impl_reduce
-from core.backends.numba.elementwise import COMPILED, collapse
-from core.ops.nn import conv_pads
-from core.registry import get_kernel
+import tapeviz.core as core
+from tapeviz.core import kernel_names as K
+from tapeviz.core.backends import numba as nb
+from tapeviz.core.backends.numba import _impl_elementwise, _impl_reduce
+from tapeviz.core.backends.numba.elementwise import COMPILED, collapse
+from tapeviz.core.ops.nn import conv_pads
+from tapeviz.core.registry import get_kernel
 
 DTYPES = (np.float32, np.float64)
 BINARY_SHAPES = [
@@ -95,8 +95,8 @@ def test_use_compiled_elementwise_switches_the_delegation():
 
 def test_importing_core_compiles_nothing():
     code = (
-        "import core\n"
-        "from core.backends import numba as nb\n"
+        "import tapeviz.core as core\n"
+        "from tapeviz.core.backends import numba as nb\n"
         "ds = nb.dispatchers()\n"
         "assert len(ds) >= 10, ds\n"
         "assert all(not d.signatures for d in ds), [d for d in ds if d.signatures]\n"

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from op_cases import CASES
 
-import core
+import tapeviz.core as core
 
 
 def _tensors(args, dtype=None):

@@ -3,8 +3,8 @@
 import numpy as np
 import pytest
 
-import core as tv
-from core import optim
+import tapeviz.core as tv
+from tapeviz.core import optim
 
 W0 = np.array([1.0, -2.0, 0.5])
 TARGET = np.array([0.3, 0.1, -0.4])

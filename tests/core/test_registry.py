@@ -7,9 +7,9 @@ import warnings
 import numpy as np
 import pytest
 
-import core
-from core import kernel_names as K
-from core.registry import gradient_table, kernel_table
+import tapeviz.core as core
+from tapeviz.core import kernel_names as K
+from tapeviz.core.registry import gradient_table, kernel_table
 
 # Kernels with no gradient, on purpose: comparisons and one_hot have bool/int or constant
 # outputs.

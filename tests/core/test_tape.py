@@ -8,7 +8,7 @@ import threading
 import numpy as np
 import pytest
 
-import core
+import tapeviz.core as core
 
 
 def test_nodes_record_kernel_inputs_outputs_and_saved_values():

@@ -9,7 +9,7 @@ import tracemalloc
 import numpy as np
 import pytest
 
-import core
+import tapeviz.core as core
 
 # each of these saves exactly one tensor of its input's size (its input or its output)
 ONE_SAVED = [core.tanh, core.sin, core.exp, core.sigmoid, core.sqrt, core.log1p]

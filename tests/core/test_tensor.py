@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import core
+import tapeviz.core as core
 
 
 def test_creation_dtype_rules():

@@ -6,8 +6,8 @@ import sys
 import numpy as np
 import pytest
 
-import core as tv
-from core import nn
+import tapeviz.core as tv
+from tapeviz.core import nn
 
 
 def _mlp(hidden=64, classes=3, act="relu"):

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 import tapeviz as tv
-from core.engine import record_node
-from core.registry import GradConfig
+from tapeviz.core.engine import record_node
+from tapeviz.core.registry import GradConfig
 
 
 def reuse_tape():

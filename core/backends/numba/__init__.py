@@ -10,8 +10,8 @@ Nothing compiles at import: numba compiles a kernel (or loads it from its disk c
 took, apart from run time.
 
 Example:
-    >>> import core
-    >>> from core.backends import numba as nb
+    >>> import tapeviz.core as core
+    >>> from tapeviz.core.backends import numba as nb
     >>> with core.backend("numba"):
     ...     y = core.sum(core.ones((300, 300)), axis=0)
     >>> float(y.numpy()[0])
@@ -95,8 +95,8 @@ def use_compiled_elementwise(on: bool = True) -> None:
     ``settings.num_threads`` > 1 they can win on large arrays.
 
     Example:
-        >>> import core
-        >>> from core.backends import numba as nb
+        >>> import tapeviz.core as core
+        >>> from tapeviz.core.backends import numba as nb
         >>> nb.use_compiled_elementwise()
         >>> core.get_kernel("Add", "numba").delegates_to is None
         True
@@ -118,7 +118,7 @@ def delegated_kernels() -> dict[str, str]:
     """``{kernel name: reason}`` for every kernel that runs numpy's code on this backend.
 
     Example:
-        >>> from core.backends import numba as nb
+        >>> from tapeviz.core.backends import numba as nb
         >>> nb.delegated_kernels()["BatchMatMul"]
         "matmul is BLAS in numpy already (numba's np.dot calls the same BLAS)"
     """
@@ -148,7 +148,7 @@ def compile_report() -> CompileReport:
         and disk-cache hits.
 
     Example:
-        >>> from core.backends import numba as nb
+        >>> from tapeviz.core.backends import numba as nb
         >>> report = nb.compile_report()
         >>> report.total_compile_s >= 0 and "reduce_rows" in str(report)
         True
