@@ -20,7 +20,7 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
 
 from bench_engine import best_time  # noqa: E402 - one timing helper for every bench
 
-import core as tv  # noqa: E402
+import tapeviz.core as tv  # noqa: E402
 
 QUICK = "--quick" in sys.argv
 

@@ -1,7 +1,7 @@
 import os
 import pathlib
-import subprocess
 import shutil
+import subprocess
 import sys
 import textwrap
 
@@ -36,6 +36,8 @@ def run_script(tmp_path):
         return path, out
 
     return run
+
+
 def pytest_runtest_setup(item):
     """``@pytest.mark.system_dot``: needs the system Graphviz ``dot``, an optional engine.
 

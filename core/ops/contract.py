@@ -3,7 +3,7 @@ it: ``tensordot``, ``dot``, ``inner``, ``outer``, ``kron``, ``cross``, ``trace``
 ``diagonal``, ``tril``, ``triu``.
 
 Example:
-    >>> import numpy as np, core
+    >>> import numpy as np, tapeviz.core as core
     >>> a = core.tensor(np.arange(6.0).reshape(2, 3))
     >>> core.einsum("ij->j", a).numpy()
     array([3., 5., 7.])
@@ -63,7 +63,7 @@ def einsum(subscripts, *operands, optimize=False) -> Tensor:
         A Tensor.
 
     Example:
-        >>> import numpy as np, core
+        >>> import numpy as np, tapeviz.core as core
         >>> a = core.tensor(np.eye(2))
         >>> core.einsum("ii", a).item()
         2.0

@@ -6,7 +6,7 @@ Degenerate points (see ``core/gradients/decomp.py``): the forward pass behaves a
 ``ValueError`` naming the function, never returns inf or nan silently.
 
 Example:
-    >>> import numpy as np, core
+    >>> import numpy as np, tapeviz.core as core
     >>> a = core.tensor(np.array([[2.0, 1.0], [1.0, 3.0]]))
     >>> core.grad(lambda a: core.linalg.slogdet(a)[1])(a).numpy().round(2)
     array([[ 0.6, -0.2],
@@ -70,7 +70,7 @@ def solve(a, b) -> Tensor:
         ``x`` shaped like ``b``; its gradients are ``db = solve(a^T, dy)``, ``da = -db x^T``.
 
     Example:
-        >>> import numpy as np, core
+        >>> import numpy as np, tapeviz.core as core
         >>> core.linalg.solve(np.diag([2.0, 4.0]), core.tensor([2.0, 2.0])).numpy()
         array([1. , 0.5])
     """
@@ -110,7 +110,7 @@ def eigh(a, UPLO="L") -> EighResult:
         ``EighResult(eigenvalues, eigenvectors)`` (a named tuple, as numpy's).
 
     Example:
-        >>> import numpy as np, core
+        >>> import numpy as np, tapeviz.core as core
         >>> core.linalg.eigh(np.diag([3.0, 1.0])).eigenvalues.numpy()
         array([1., 3.])
     """

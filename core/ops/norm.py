@@ -61,7 +61,7 @@ def norm(x, ord=None, axis=None, keepdims=False) -> Tensor:  # noqa: A002 - nump
     """Vector or matrix norm as ``numpy.linalg.norm``.
 
     Example:
-        >>> import core
+        >>> import tapeviz.core as core
         >>> float(core.linalg.norm(core.tensor([3.0, 4.0])))
         5.0
     """

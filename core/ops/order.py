@@ -202,7 +202,7 @@ def sort(a, axis=-1, kind=None, order=None, *, stable=None) -> Tensor:
     Ties keep numpy's stable order; each tied value still gets its own gradient.
 
     Example:
-        >>> import core
+        >>> import tapeviz.core as core
         >>> core.grad(lambda x: core.sort(x)[0])(core.tensor([3.0, 1.0, 2.0])).numpy()
         array([0., 1., 0.], dtype=float32)
     """

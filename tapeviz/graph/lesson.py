@@ -16,7 +16,7 @@ import sys
 
 import numpy as np
 
-from core.tensor import Tensor
+from tapeviz.core.tensor import Tensor
 
 from .render import render_dot, resolve_engine
 

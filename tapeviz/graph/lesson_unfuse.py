@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-import core
+import tapeviz.core as core
 
 __all__ = ["COMPOSITES", "unfuse"]
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-import core
+import tapeviz.core as core
 
 
 @dataclass(frozen=True)

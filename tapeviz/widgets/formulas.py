@@ -13,7 +13,7 @@ import inspect
 
 import numpy as np
 
-from core.gradients.formulas import fill
+from tapeviz.core.gradients.formulas import fill
 
 __all__ = ["chain_rule_latex", "gradient_formula", "tex_name"]
 

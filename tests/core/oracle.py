@@ -25,7 +25,7 @@ import autograd
 import autograd.numpy as anp
 import numpy as np
 
-import core
+import tapeviz.core as core
 
 BACKENDS = ("numpy", "numba")
 DTYPES = (np.float64, np.float32)

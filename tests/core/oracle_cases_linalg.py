@@ -11,8 +11,8 @@ import autograd.numpy as anp
 import numpy as np
 from oracle_cases_numpy import OracleCase, make_case, rand, spd
 
-import core as tv
-from core import kernel_names as K
+import tapeviz.core as tv
+from tapeviz.core import kernel_names as K
 
 CASES: list[OracleCase] = []
 case = make_case(CASES)

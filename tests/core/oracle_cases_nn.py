@@ -11,10 +11,10 @@ import numpy as np
 from oracle import OracleCase
 from oracle_cases_ops import NAN, rand
 
-import core as tv
-from core import kernel_names as K
-from core.ops.linalg import fused_matmul
-from core.ops.nn import softmax_cross_entropy_with_logits as sce
+import tapeviz.core as tv
+from tapeviz.core import kernel_names as K
+from tapeviz.core.ops.linalg import fused_matmul
+from tapeviz.core.ops.nn import softmax_cross_entropy_with_logits as sce
 
 CASES: list[OracleCase] = []
 

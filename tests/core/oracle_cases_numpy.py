@@ -14,8 +14,8 @@ from dataclasses import dataclass
 import autograd.numpy as anp
 import numpy as np
 
-import core as tv
-from core import kernel_names as K
+import tapeviz.core as tv
+from tapeviz.core import kernel_names as K
 
 try:
     from oracle import OracleCase

@@ -18,8 +18,8 @@ import numpy as np
 from autograd.extend import defvjp, primitive
 from oracle import OracleCase
 
-import core as tv
-from core import kernel_names as K
+import tapeviz.core as tv
+from tapeviz.core import kernel_names as K
 
 SHAPES = [(), (3,), (2, 3), (1, 3), (0, 3)]
 PAIRS = [((), ()), ((2, 3), (2, 3)), ((2, 3), (3,)), ((2, 1), (1, 3)), ((), (2, 3)), ((0, 3), (3,))]

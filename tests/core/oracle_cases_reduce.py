@@ -14,8 +14,8 @@ import numpy as np
 from oracle import OracleCase
 from oracle_cases_ops import INF, NAN, rand
 
-import core as tv
-from core import kernel_names as K
+import tapeviz.core as tv
+from tapeviz.core import kernel_names as K
 
 CASES: list[OracleCase] = []
 AXES = [(None, False), (0, False), (1, True), ((0, 1), False)]

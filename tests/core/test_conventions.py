@@ -8,8 +8,8 @@ import autograd.numpy as anp
 import numpy as np
 import pytest
 
-import core as tv
-from core.ops.nn import softmax_cross_entropy_with_logits as sce
+import tapeviz.core as tv
+from tapeviz.core.ops.nn import softmax_cross_entropy_with_logits as sce
 
 BACKENDS = ("numpy", "numba")
 # the edge points make numpy warn (log of 0, inf - inf): that is the point of these tests

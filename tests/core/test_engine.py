@@ -6,8 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import core
-from core.registry import gradient_table, kernel_table
+import tapeviz.core as core
+from tapeviz.core.registry import gradient_table, kernel_table
 
 
 def test_shape_mismatch_names_the_op_and_both_shapes():

@@ -9,8 +9,8 @@ import tracemalloc
 import numpy as np
 import pytest
 
-import core
-from core.ops._util import binary_args
+import tapeviz.core as core
+from tapeviz.core.ops._util import binary_args
 
 
 @pytest.mark.parametrize("number", [0.9, 2, -3, 0.0, -0.0, float("nan"), float("inf"), True])

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-import core
+import tapeviz.core as core
 
 
 @core.custom_grad

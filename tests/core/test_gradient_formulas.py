@@ -6,8 +6,8 @@ import warnings
 
 import numpy as np
 
-import core
-from core.gradients.formulas import FORMULAS, fill
+import tapeviz.core as core
+from tapeviz.core.gradients.formulas import FORMULAS, fill
 
 _X = core.tensor(np.array([0.5, 0.7]))
 _OPS = {  # kernel -> a call that records it, to read the kernel's input names

@@ -8,9 +8,9 @@ import sys
 
 import numpy as np
 
-import core
+import tapeviz.core as core
 
-_TENSOR_MODULE = sys.modules["core.tensor"]  # ``core.tensor`` is the function of that name
+_TENSOR_MODULE = sys.modules["tapeviz.core.tensor"]  # ``core.tensor`` is the function of that name
 
 
 def test_tensor_del_needs_no_module_global(monkeypatch):
@@ -64,8 +64,8 @@ def test_numba_parallel_kernels_exit_cleanly(run_script):
         """
         import numpy as np
 
-        import core
-        from core.backends import numba as nb
+        import tapeviz.core as core
+        from tapeviz.core.backends import numba as nb
 
         nb.settings.min_size = 0  # the compiled kernels, even for small arrays
         nb.settings.num_threads = None  # numba's own thread pool

@@ -114,9 +114,9 @@ import time
 import numpy as np
 from numba.core import event
 
-from core import kernel_names as K
-from core.backends import numba as nb
-from core.registry import get_kernel
+from tapeviz.core import kernel_names as K
+from tapeviz.core.backends import numba as nb
+from tapeviz.core.registry import get_kernel
 
 nb.settings.min_size = 0
 x = np.ones((5, 6), np.float64)

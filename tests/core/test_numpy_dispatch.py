@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import core as tv
+import tapeviz.core as tv
 
 
 def _kernels(tape):

@@ -9,7 +9,7 @@ import autograd.numpy as anp
 import numpy as np
 import pytest
 
-import core as tv
+import tapeviz.core as tv
 
 
 def _same(got, ref):

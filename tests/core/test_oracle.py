@@ -20,9 +20,9 @@ from hypothesis import strategies as st
 from oracle import BACKENDS, DTYPES, OracleCase, check_case
 from oracle_cases_ops import rand
 
-import core
-from core.backends import numba as nb
-from core.registry import gradient_table
+import tapeviz.core as core
+from tapeviz.core.backends import numba as nb
+from tapeviz.core.registry import gradient_table
 
 _HERE = pathlib.Path(__file__).parent
 CASE_MODULES = sorted(p.stem for p in _HERE.glob("oracle_cases_*.py"))

@@ -7,7 +7,7 @@ import autograd.numpy as anp
 import numpy as np
 import pytest
 
-import core
+import tapeviz.core as core
 
 X = np.array([0.5, -1.5, 2.0])
 

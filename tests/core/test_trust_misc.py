@@ -6,8 +6,8 @@ import threading
 import numpy as np
 import pytest
 
-import core
-from core import optim
+import tapeviz.core as core
+from tapeviz.core import optim
 
 
 def _recorded():

@@ -8,9 +8,9 @@ import pytest
 from autograd.extend import defvjp, primitive
 from autograd.test_util import check_grads as ag_check_grads
 
-import core
-from core.backward import GradientError
-from core.gradcheck import GradientCheckError
+import tapeviz.core as core
+from tapeviz.core.backward import GradientError
+from tapeviz.core.gradcheck import GradientCheckError
 
 
 @pytest.fixture

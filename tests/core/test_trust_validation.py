@@ -5,9 +5,9 @@ and a nameless registration are errors naming the kernel and the input, never a 
 import numpy as np
 import pytest
 
-import core
-from core.backward import GradientError
-from core.grad_validation import reducible
+import tapeviz.core as core
+from tapeviz.core.backward import GradientError
+from tapeviz.core.grad_validation import reducible
 
 X = np.array([1.0, 2.0], np.float32)
 

@@ -10,8 +10,8 @@ import autograd.numpy as anp
 import numpy as np
 import pytest
 
-import core
-from core.backward import StaleValueError
+import tapeviz.core as core
+from tapeviz.core.backward import StaleValueError
 
 X = np.array([1.0, -2.0, 0.5])
 W = np.array([3.0, 4.0, -1.5])
