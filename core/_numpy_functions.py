@@ -109,7 +109,7 @@ def _pad(array, pad_width, mode="constant", **kwargs):
 
 def _where(condition, x=_NO, y=_NO, /):
     if x is _NO and y is _NO:  # the indices of nonzero entries: no gradient
-        return np.where(condition.data if isinstance(condition, Tensor) else condition)
+        return np.where(condition._array if isinstance(condition, Tensor) else condition)
     condition = as_tensor(condition, "numpy.where")
     return o.where(condition if condition.dtype == bool else o.cast(condition, bool), x, y)
 

@@ -131,7 +131,7 @@ def array_ufunc(ufunc, method, inputs, kwargs):
     name = ufunc.__name__
     if method == "__call__" and ufunc in _UFUNCS:
         for v in inputs:  # a plain loop: every ufunc call passes here
-            if isinstance(v, Tensor) and v.data.dtype.kind in "biu":
+            if isinstance(v, Tensor) and v._array.dtype.kind in "biu":
                 return _integer_call(ufunc, inputs, kwargs)
         return _call(ufunc, inputs, kwargs)
     if method in ("reduce", "accumulate") and ufunc in (
@@ -173,7 +173,7 @@ def _qualname(func) -> str:
 
 def _unwrap(x):
     if isinstance(x, Tensor):  # read-only: numpy's in-place functions must not mutate a tensor
-        view = x.data.view()
+        view = x._array.view()
         view.flags.writeable = False
         return view
     if isinstance(x, (list, tuple)):

@@ -89,14 +89,14 @@ class Optimizer:
             )
         self.iterations += 1
         for g, v in used:
-            garr = g.data if isinstance(g, Tensor) else np.asarray(g)
+            garr = g._array if isinstance(g, Tensor) else np.asarray(g)
             if garr.shape != v.shape:
                 raise ValueError(
                     f"{who}: gradient of shape {garr.shape} for variable {v._label()} of shape "
                     f"{v.shape}"
                 )
             state = self._state.setdefault(v.id, {})
-            v.assign(self._update(v.data, garr.astype(v.dtype, copy=False), state))
+            v.assign(self._update(v._array, garr.astype(v.dtype, copy=False), state))
 
     def _update(self, w: np.ndarray, g: np.ndarray, state: dict) -> np.ndarray:
         raise NotImplementedError

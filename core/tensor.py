@@ -127,7 +127,8 @@ class Tensor(TensorOperators):
 
     # --- value access ---------------------------------------------------------------------
     @property
-    def data(self) -> np.ndarray:
+    def _array(self) -> np.ndarray:
+        """The engine's own array (writable: only the engine touches it)."""
         d = self._data
         if d is None:
             raise DisposedError(f"tensor {self._label()} was disposed and cannot be used")
@@ -135,18 +136,25 @@ class Tensor(TensorOperators):
 
     def numpy(self) -> np.ndarray:
         """The value as a numpy array (a read-only view; copy it to modify)."""
-        view = self.data.view()
+        view = self._array.view()
         view.flags.writeable = False
         return view
+
+    @property
+    def data(self) -> np.ndarray:
+        """The value, as ``numpy()``: a read-only view. A tape may have saved this value for
+        a later ``gradient()``, so writing into it would silently change that gradient; to
+        change a ``Variable`` use ``assign`` (the tape then sees the new version)."""
+        return self.numpy()
 
     def item(self):
         """The value of a one-element tensor as a Python number."""
         if self.size != 1:
             raise ValueError(f"item(): tensor {self._label()} has {self.size} elements, not 1")
-        return self.data.item()
+        return self._array.item()
 
     def tolist(self):
-        return self.data.tolist()
+        return self._array.tolist()
 
     def __array__(self, dtype=None, copy=None):
         if getattr(_CONVERTING, "on", False):  # a list being made a tensor: stack it (ops)
@@ -155,7 +163,7 @@ class Tensor(TensorOperators):
             from .tensor_data import check_not_recorded
 
             check_not_recorded(self)  # a recorded tensor must not silently detach
-        arr = self.data
+        arr = self._array
         return arr.astype(dtype) if dtype is not None else arr.copy()
 
     # NEP 13 / NEP 18: numpy's functions on tensors run tapeviz ops (core/numpy_dispatch.py)
@@ -167,23 +175,23 @@ class Tensor(TensorOperators):
 
     @property
     def shape(self) -> tuple[int, ...]:
-        return self.data.shape
+        return self._array.shape
 
     @property
     def dtype(self) -> np.dtype:
-        return self.data.dtype
+        return self._array.dtype
 
     @property
     def ndim(self) -> int:
-        return self.data.ndim
+        return self._array.ndim
 
     @property
     def size(self) -> int:
-        return self.data.size
+        return self._array.size
 
     @property
     def nbytes(self) -> int:
-        return self.data.nbytes
+        return self._array.nbytes
 
     @property
     def is_disposed(self) -> bool:
@@ -232,7 +240,7 @@ class Tensor(TensorOperators):
                 f"the truth value of tensor {self._label()} with {self.size} elements is "
                 "ambiguous; use .any() or .all() on .numpy()"
             )
-        return bool(self.data)
+        return bool(self._array)
 
     def __float__(self) -> float:
         return float(self.item())
@@ -293,7 +301,7 @@ class Variable(Tensor):
         return self
 
     def assign_sub(self, delta) -> Variable:
-        return self.assign(self.data - _to_array(delta))
+        return self.assign(self._array - _to_array(delta))
 
     def dispose(self) -> None:
         super().dispose()

@@ -112,7 +112,7 @@ class CompiledLayer:
             )
         mode = self._mode(x.ndim)
         checked = self._checked()
-        y = Tensor(self._forward(x.data, mode, checked))
+        y = Tensor(self._forward(x._array, mode, checked))
         if engine.recording():
             self._record(x, y, mode, checked)
         return y
@@ -232,7 +232,7 @@ class CompiledLayer:
             return
         with engine.no_grad():
             traced = self._traced_forward(x, mode).numpy()
-        compiled = self._forward(x.data, mode, self._checked())
+        compiled = self._forward(x._array, mode, self._checked())
         tol = 1e-4 if x.dtype == np.float32 else 1e-9
         if traced.shape != compiled.shape or not np.allclose(
             traced, compiled, rtol=tol, atol=tol, equal_nan=True
@@ -251,7 +251,7 @@ class CompiledLayer:
 
     def _explicit_dx(self, saved, dy: Tensor, mode: str, checked: bool) -> Tensor:
         x = saved[0]
-        args = [x.data, dy.data] + ([saved[1].data] if self.grad_arity == 3 else [])
+        args = [x._array, dy._array] + ([saved[1]._array] if self.grad_arity == 3 else [])
         if mode == "map":
             dx = self._rt.map_gradient(args, checked)
         elif mode == "wrap":

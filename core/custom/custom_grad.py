@@ -114,7 +114,7 @@ def _forward(f, name, xs):
                 f"got {type(o).__name__} at output {k}"
             )
         if o.id < start or any(o is p for p in outs[:k]):  # not made by f: a fresh output
-            outs[k] = Tensor(o.data)
+            outs[k] = Tensor(o._array)
     if isinstance(value, (list, tuple)):
         value = type(value)(outs)
     else:

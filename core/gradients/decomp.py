@@ -67,7 +67,7 @@ def _adjugate_T(a):
     singular values (stable); at lower rank, where the SVD's zero singular values are a kink,
     from the characteristic polynomial (a polynomial in ``a``: right at every order)."""
     n = a.shape[-1]
-    s_np = np.linalg.svd(a.data, compute_uv=False)
+    s_np = np.linalg.svd(a._array, compute_uv=False)
     tol = s_np[..., :1] * n * np.finfo(a.dtype).eps
     if n > 1 and np.any(s_np[..., -2:-1] <= tol):
         return _T(_adjugate_leverrier(a))
@@ -123,9 +123,9 @@ def _cholesky(dy, saved, attrs):
 
 
 def _gaps(w, op, what):
-    d = w.data[..., None, :] - w.data[..., :, None]
+    d = w._array[..., None, :] - w._array[..., :, None]
     off = ~np.eye(w.shape[-1], dtype=bool)
-    scale = np.finfo(w.dtype).eps * max(1.0, float(np.max(np.abs(w.data), initial=0.0)))
+    scale = np.finfo(w.dtype).eps * max(1.0, float(np.max(np.abs(w._array), initial=0.0)))
     if np.any(np.abs(d[..., off]) <= scale):
         raise ValueError(f"{op}: repeated {what}; the gradient of the vectors does not exist "
                          f"there (the values alone are differentiable)")  # fmt: skip
@@ -147,7 +147,7 @@ def _eigh(dy, saved, attrs):
     def dx():
         n = w.shape[-1]
         t = o.matmul(v * o.expand_dims(dw, -2), _T(v))
-        if np.any(dv.data):
+        if np.any(dv._array):
             _gaps(w, "eigh", "eigenvalues")
             t = t + o.matmul(o.matmul(v, _inv_gaps(w, False) * o.matmul(_T(v), dv)), _T(v))
         k = -1 if attrs["UPLO"] == "L" else 1
@@ -168,10 +168,10 @@ def _svd_thin(dy, x, u, s, vh):
     gu, gs, gvh = dy
     m, n = x.shape[-2:]
     k = min(m, n)
-    flows = np.any(gu.data) or np.any(gvh.data)
+    flows = np.any(gu._array) or np.any(gvh._array)
     if flows:
         _gaps(s, "svd", "singular values")
-        if m != n and np.any(s.data == 0):
+        if m != n and np.any(s._array == 0):
             raise ValueError("svd: a zero singular value of a non-square matrix; the gradient "
                              "of the singular vectors does not exist there")  # fmt: skip
     v, gv = _T(vh), _T(gvh)

@@ -31,7 +31,7 @@ def _cumprod(dy, saved, attrs):
     axis = attrs["axis"]
 
     def dx():
-        if not np.any(x.data == 0):
+        if not np.any(x._array == 0):
             return _rcumsum(dy * y, axis) / x
         return o.moveaxis(_cumprod_exact(o.moveaxis(x, axis, -1), o.moveaxis(dy, axis, -1)),
                           -1, axis)  # fmt: skip

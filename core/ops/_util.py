@@ -68,7 +68,7 @@ def binary_args(a, b, op: str) -> tuple[Tensor, Tensor]:
     else:
         a, b = as_tensor(a, op), as_tensor(b, op)
     if a._data is None or b._data is None:
-        a.data, b.data  # noqa: B018 - raises DisposedError naming the tensor
+        a._array, b._array  # noqa: B018 - raises DisposedError naming the tensor
     da, db = a._data.dtype, b._data.dtype
     if da is not db and da != db:
         from .elementwise import cast

@@ -129,7 +129,7 @@ def eig(a) -> EigResult:
     """Eigen-decomposition of a real symmetric matrix (eigenvalues ascending); a matrix that
     is not symmetric raises (its eigenvalues may be complex, which is out of scope)."""
     a = _matrix(a, "eig", True)
-    d = a.data
+    d = a._array
     if not np.allclose(d, np.swapaxes(d, -1, -2), rtol=1e-10, atol=0):
         raise ValueError("eig: only real symmetric matrices are supported (complex eigenvalues "
                          "are out of scope); symmetrize it or use eigh")  # fmt: skip

@@ -99,7 +99,7 @@ def fused_matmul(
     if bias is None:
         return run_kernel(K.FUSED_MATMUL, {"a": a, "b": b}, attrs)
     bias = as_tensor(bias, "fused_matmul")
-    c = bias.data
+    c = bias._array
     if c.shape != (n,):
         raise ValueError(f"fused_matmul: bias must have shape ({n},), got {c.shape}")
     if c.dtype is not d.dtype and c.dtype != d.dtype:

@@ -210,7 +210,7 @@ def sort(a, axis=-1, kind=None, order=None, *, stable=None) -> Tensor:
     if axis is None:
         a, axis = ravel(a), 0
     ax = _axis(axis, a.ndim, "sort")
-    return _take_along(a, np.argsort(a.data, axis=ax, kind="stable"), ax)
+    return _take_along(a, np.argsort(a._array, axis=ax, kind="stable"), ax)
 
 
 def partition(a, kth, axis=-1, kind="introselect", order=None) -> Tensor:
@@ -219,7 +219,7 @@ def partition(a, kth, axis=-1, kind="introselect", order=None) -> Tensor:
     if axis is None:
         a, axis = ravel(a), 0
     ax = _axis(axis, a.ndim, "partition")
-    return _take_along(a, np.argpartition(a.data, kth, axis=ax), ax)
+    return _take_along(a, np.argpartition(a._array, kth, axis=ax), ax)
 
 
 def diff(a, n=1, axis=-1, prepend=None, append=None) -> Tensor:

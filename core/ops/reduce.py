@@ -137,8 +137,8 @@ log_softmax = _softmax_like(K.LOG_SOFTMAX, "log_softmax")
 
 def argmax(x, axis=None) -> Tensor:
     """Index of the maximum (not differentiable; returns int64)."""
-    return Tensor(np.asarray(np.argmax(as_tensor(x, "argmax").data, axis=axis)))
+    return Tensor(np.asarray(np.argmax(as_tensor(x, "argmax")._array, axis=axis)))
 
 
 def argmin(x, axis=None) -> Tensor:
-    return Tensor(np.asarray(np.argmin(as_tensor(x, "argmin").data, axis=axis)))
+    return Tensor(np.asarray(np.argmin(as_tensor(x, "argmin")._array, axis=axis)))

@@ -131,7 +131,7 @@ def _normalize_key(key):
     out, advanced = [], False
     for k in key:
         if isinstance(k, Tensor):
-            k = k.data
+            k = k._array
         if isinstance(k, (list, np.ndarray)):
             k = np.asarray(k)
             if k.dtype.kind not in "iub":
@@ -166,7 +166,7 @@ def gather(x, indices, axis: int = 0) -> Tensor:
     """Take ``indices`` along ``axis`` (TensorFlow.js ``gather``)."""
     x = as_tensor(x, "gather")
     (ax,) = norm_axis(axis, x.ndim, "gather")
-    idx = indices.data if isinstance(indices, Tensor) else np.asarray(indices)
+    idx = indices._array if isinstance(indices, Tensor) else np.asarray(indices)
     if idx.dtype.kind not in "iu":
         raise TypeError(f"gather: indices must be integers, got {idx.dtype}")
     return getitem(x, (slice(None),) * ax + (idx,))

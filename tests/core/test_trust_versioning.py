@@ -98,3 +98,22 @@ def test_a_numpy_operand_saved_by_a_differentiable_function_is_owned():
         y = core.sum(Scale()(x, w))
     w *= 0.0
     np.testing.assert_allclose(tape.gradient(y, x).numpy(), W)
+
+
+@pytest.mark.parametrize("access", ["data", "numpy"])
+def test_a_tensors_value_cannot_be_written_in_place_behind_the_tape(access):
+    """``.data`` and ``.numpy()`` are read-only views: a saved value cannot be changed in
+    place (PyTorch's ``.data`` would let it change silently); the gradient stays right."""
+    v = core.variable(X, name="w")
+    x = core.tensor(W)
+    with core.Tape() as tape:
+        tape.watch(x)
+        y = core.sum(v * v * x)
+    for t in (v, x):
+        view = getattr(t, access)
+        view = view() if callable(view) else view
+        with pytest.raises(ValueError, match="read-only"):
+            view[0] = 100.0
+    gv, gx = tape.gradient(y, [v, x])
+    np.testing.assert_array_equal(gv.numpy(), 2 * X * W)
+    np.testing.assert_array_equal(gx.numpy(), X * X)
