@@ -21,24 +21,47 @@ OKABE_ITO = {
 }
 _C = OKABE_ITO
 
-# neutral greys, darkest first: text, secondary text, rules and de-emphasised marks
+WHITE = "#FFFFFF"
+
+# neutral greys, darkest first, named by use
 GREY = {
-    "text": "#333333",
-    "dark": "#444444",
-    "edge": "#555555",
-    "muted": "#777777",
-    "mid": "#999999",
-    "light": "#BBBBBB",
-    "rule": "#CCCCCC",
-    "faint": "#DDDDDD",
+    "text": "#333333",  # secondary text
+    "dark": "#444444",  # gradient tensors' border
+    "edge": "#555555",  # edges; gradient ops' border
+    "muted": "#777777",  # de-emphasised (visited) text; intermediate tensors' border
+    "border": "#8C8C8C",  # constants' border, frames of groups
+    "mid": "#999999",  # guide lines in plots
+    "light": "#BBBBBB",  # legend and cluster frames
+    "rule": "#CCCCCC",  # rules between blocks
+    "faint": "#DDDDDD",  # visited cells
+    "fill": "#E4E4E4",  # gradient ops' fill
+    "pale": "#EFEFEF",  # constants' fill
+    "paler": "#F1F1F1",  # gradient tensors' fill
+    "background": "#FAFAFA",  # a cluster's background
 }
+
+# light tints of the Okabe-Ito colours: fills under dark text
+TINT = {
+    "sky_blue": "#D4ECFA",
+    "bluish_green": "#C7EBDF",
+    "yellow": "#FAF4B4",
+    "blue": "#D5E6F3",
+    "pale_blue": "#E9F1F8",
+    "reddish_purple": "#F4DCEA",
+    "orange": "#FBE5BC",
+    "vermillion": "#F8CDB3",
+    "pale_vermillion": "#FFF4EC",
+}
+HIGHLIGHT = "#FFF7A8"  # the current node's fill while stepping
+
+# dark shades: text in an Okabe-Ito hue that stays readable on white and on the tints
+SHADE = {"reddish_purple": "#7A2E5C", "orange": "#5A3E00"}
 
 # verdicts: always shown with the words PASS / FAIL (or correct / not yet) beside them
 PASS = _C["bluish_green"]
 FAIL = _C["vermillion"]
-ERROR_BACKGROUND = "#FFF4EC"  # the tint behind an error box with a vermillion border
 
-# a saved value's role (memory inspector bars, the graph's saved-value edges)
+# a saved value's role in the memory inspector's bars
 ROLE_COLOURS = {"input": _C["blue"], "output": _C["orange"], "memory": _C["reddish_purple"]}
 
 # series in a plot, in order (loss curves, compared tapes)
@@ -46,7 +69,7 @@ SERIES = tuple(
     _C[k] for k in ("blue", "orange", "bluish_green", "reddish_purple", "vermillion", "sky_blue")
 )
 
-# the state of a node while stepping through backward, shared by the graph and the stepper
+# a node's state in the backprop stepper's cells
 STATE = {
     "current": _C["orange"],
     "selected": _C["blue"],
