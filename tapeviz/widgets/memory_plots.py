@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..present.palette import FAIL, GREY, OKABE_ITO, ROLE_COLOURS, SERIES
+from ..present.palette import GREY, OKABE_ITO, ROLE_COLOURS, SERIES
 from ..present.units import fmt_bytes
 from ._common import new_figure
 
@@ -96,7 +96,7 @@ def draw_timeline(ax, report, selected_node=None):
     word = "backward" if report.backward_known else "backward (estimated order)"
     ax.text(n_fwd + 0.3, top * 1.1, word, ha="left", va="top", fontsize=8)
     k = int(np.argmax(y))
-    ax.plot([k], [y[k]], marker="v", color=FAIL, linestyle="none",
+    ax.plot([k], [y[k]], marker="v", color=OKABE_ITO["vermillion"], linestyle="none",
             label=f"peak {fmt_bytes(y[k])}")  # fmt: skip
     _mark_freed(ax, report, selected_node)
     if len(tl) <= 40:
