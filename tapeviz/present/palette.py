@@ -3,7 +3,9 @@
 Okabe and Ito's eight colours ("Color Universal Design", 2008) are told apart with every
 common colour-vision deficiency; each use also has a text, shape or marker twin, so no meaning
 rests on colour alone. Names say what a colour is (``OKABE_ITO``) or what it means (``PASS``,
-``ROLE_COLOURS``); modules import the name, never spell the hex value.
+``ROLE_COLOURS``); Python modules import the name, never spell the hex value. The widgets'
+JavaScript and CSS (``tapeviz/static``) cannot import it: they spell values from this palette
+only, which ``tests/tapeviz/test_present.py`` checks.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ WHITE = "#FFFFFF"
 
 # neutral greys, darkest first, named by use
 GREY = {
+    "ink": "#222222",  # body text where JupyterLab's theme gives none (tapeviz/static CSS)
     "text": "#333333",  # secondary text
     "dark": "#444444",  # gradient tensors' border
     "edge": "#555555",  # edges; gradient ops' border
@@ -35,6 +38,7 @@ GREY = {
     "rule": "#CCCCCC",  # rules between blocks
     "faint": "#DDDDDD",  # visited cells
     "fill": "#E4E4E4",  # gradient ops' fill
+    "panel": "#EEEEEE",  # a second background (tapeviz/static CSS)
     "pale": "#EFEFEF",  # constants' fill
     "paler": "#F1F1F1",  # gradient tensors' fill
     "background": "#FAFAFA",  # a cluster's background
@@ -50,12 +54,12 @@ TINT = {
     "reddish_purple": "#F4DCEA",
     "orange": "#FBE5BC",
     "vermillion": "#F8CDB3",
-    "pale_vermillion": "#FFF4EC",
+    "pale_vermillion": "#FBE3D6",  # behind an error message
 }
 HIGHLIGHT = "#FFF7A8"  # the current node's fill while stepping
 
 # dark shades: text in an Okabe-Ito hue that stays readable on white and on the tints
-SHADE = {"reddish_purple": "#7A2E5C", "orange": "#5A3E00"}
+SHADE = {"reddish_purple": "#7A2E5C", "orange": "#5A3E00", "vermillion": "#8A2B00"}
 
 # verdicts: always shown with the words PASS / FAIL (or correct / not yet) beside them
 PASS = _C["bluish_green"]

@@ -47,6 +47,33 @@ def test_colours_are_spelled_once_in_tapeviz():
     assert not found, "import these from tapeviz.present.palette:\n" + "\n".join(found)
 
 
+def _palette_values() -> set[str]:
+    """Every colour the palette module names (constants, dict values, tuple items)."""
+    values = set()
+    for value in vars(palette).values():
+        items = value.values() if isinstance(value, dict) else value
+        items = [items] if isinstance(items, str) else items
+        if isinstance(items, (list, tuple)) or isinstance(value, dict):
+            values.update(v.upper() for v in items if isinstance(v, str) and v.startswith("#"))
+    return values
+
+
+def _long_hex(colour: str) -> str:
+    """``#abc`` -> ``#AABBCC``."""
+    c = colour.upper()
+    return "#" + "".join(ch * 2 for ch in c[1:]) if len(c) == 4 else c
+
+
+def test_browser_code_spells_only_palette_colours():
+    allowed, found = _palette_values(), []
+    for path in sorted((ROOT / "tapeviz" / "static").glob("*.[cj]s*")):
+        for colour in HEX.findall(path.read_text(encoding="utf-8")):
+            if _long_hex(colour) not in allowed:
+                found.append(f"{path.name}: {colour}")
+    assert not found, "add to tapeviz/present/palette.py or use a palette colour: " + str(found)
+    assert _long_hex("#abc") == "#AABBCC" and "#D55E00" in allowed and "#123456" not in allowed
+
+
 def test_the_palette_holds_okabe_ito_and_verdicts():
     assert palette.OKABE_ITO["vermillion"] == palette.FAIL == "#D55E00"
     assert palette.PASS == palette.OKABE_ITO["bluish_green"] == "#009E73"
