@@ -1,8 +1,8 @@
 """The one palette of tapeviz: every colour the graph, the widgets and the reports use.
 
-Okabe and Ito's eight colours ("Color Universal Design", 2008) are told apart with every
-common colour-vision deficiency; each use also has a text, shape or marker twin, so no meaning
-rests on colour alone. Names say what a colour is (``OKABE_ITO``) or what it means (``PASS``,
+Okabe and Ito's eight colours ("Color Universal Design") were chosen to stay distinguishable
+for people with the common colour-vision deficiencies; each use also has a text, shape or
+marker twin, so no meaning rests on colour alone. Names say what a colour is (``OKABE_ITO``) or what it means (``PASS``,
 ``ROLE_COLOURS``); Python modules import the name, never spell the hex value. The widgets'
 JavaScript and CSS (``tapeviz/static``) cannot import it: they spell values from this palette
 only, which ``tests/tapeviz/test_present.py`` checks.
