@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import html
 
-from tapeviz.core.audit import AuditReport
+from tapeviz.core.check.audit import AuditReport
+from tapeviz.core.check.report import FAILURE_CLASSES, GradCheckReport
 from tapeviz.core.display import register_html
-from tapeviz.core.gradreport import FAILURE_CLASSES, GradCheckReport
 
 from .palette import FAIL, PASS
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .display import HtmlRepr
+from ..display import HtmlRepr
 from .eps_sweep import EpsSweep, sweep_verdict
 
 __all__ = ["GradCheckReport", "InputCheck", "EpsSweep", "sweep_verdict", "FAILURE_CLASSES"]

@@ -16,14 +16,14 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from . import engine, source_location
-from .backward import GradientError, _check_grad
-from .display import HtmlRepr
+from .. import engine, source_location
+from ..backward import GradientError, _check_grad
+from ..display import HtmlRepr
+from ..registry import _KERNELS
+from ..tensor import Tensor
 from .gradcheck import _DEFAULTS, GradCheckReport
-from .gradcheck_runner import run_checks
-from .gradreport import FAILURE_CLASSES
-from .registry import _KERNELS
-from .tensor import Tensor
+from .report import FAILURE_CLASSES
+from .runner import run_checks
 
 __all__ = ["audit", "AuditReport", "NodeAudit"]
 
@@ -132,7 +132,7 @@ class NodeProblem:
 
 
 def _ops():
-    from . import ops
+    from .. import ops
 
     return ops
 
