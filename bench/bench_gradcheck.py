@@ -21,8 +21,8 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import tapeviz as tv  # noqa: E402
-from tapeviz.core.gradcheck import FunctionProblem  # noqa: E402
-from tapeviz.core.gradcheck_runner import _directional, _jacobian, _jacobian_per_element  # noqa: E402
+from tapeviz.core.check.gradcheck import FunctionProblem  # noqa: E402
+from tapeviz.core.check.runner import _directional, _jacobian, _jacobian_per_element  # noqa: E402
 
 TORCH_REFERENCE_MS = {(100, "full"): 3.1, (100, "fast"): 0.3}
 

@@ -9,10 +9,11 @@ Example:
 from __future__ import annotations
 
 from . import kernel_names
-from .anomaly import AnomalyError, detect_anomaly
-from .audit import AuditReport, audit
 from .backends import numpy as _numpy_backend
 from .backward import GradientError, StaleValueError
+from .check.anomaly import AnomalyError, detect_anomaly
+from .check.audit import AuditReport, audit
+from .check.gradcheck import GradCheckReport, GradientCheckError, check_grads, numerical_jacobian
 from .custom import DifferentiableFunction, custom_grad
 from .custom.compiled_layer import AutoDiffError, CompiledLayer
 from .engine import KernelError, name_scope, no_grad, record_node, run_kernel, settings
@@ -27,7 +28,6 @@ from .functional import (
     variable_grads,
     vjp,
 )
-from .gradcheck import GradCheckReport, GradientCheckError, check_grads, numerical_jacobian
 from .gradients import register as _register_gradients
 from .memory import dispose, keep, memory, tidy
 from .numpy_dispatch import NumpyDispatchError

@@ -26,7 +26,7 @@ _SCOPE: contextvars.ContextVar[tuple[str, ...]] = contextvars.ContextVar("scope"
 _FIXED_SOURCE: contextvars.ContextVar[tuple | None] = contextvars.ContextVar(
     "fixed_source", default=None
 )
-# detect_anomaly's check (core/anomaly.py): None when off, so run_kernel pays one .get()
+# detect_anomaly's check (core/check/anomaly.py): None when off, so run_kernel pays one .get()
 _ANOMALY: contextvars.ContextVar = contextvars.ContextVar("anomaly", default=None)
 
 

@@ -6,7 +6,7 @@ saved for backward (``SavedValue``: role, name, shape, dtype, nbytes). After ``g
 the tape also holds ``backward_nodes`` (the ops the gradient ran, each with ``grad_of``, the
 forward node whose gradient produced it) and ``backward_steps`` (per forward node, in the
 order the engine processed them: the incoming ``dy``, the gradients produced and where they
-were accumulated). Backward values larger than ``settings.backward_keep_bytes`` (64 KB) are
+were accumulated). Backward values larger than ``settings.backward_keep_bytes`` (64 KiB) are
 recorded there by shape only (a disposed stand-in with the same id), so large arrays free
 and reuse memory as plain numpy code does; the gradients returned are always full values.
 """

@@ -45,6 +45,9 @@ _load_source_tree_core()
 
 from tapeviz.core import *  # noqa: F403 - tapeviz re-exports the engine
 from tapeviz.core import __all__ as _core_all
+from tapeviz.present import register_renderers as _register_renderers
+
+_register_renderers()  # core's reports show as HTML in Jupyter (core holds no HTML itself)
 
 __version__ = "0.1.0"
 

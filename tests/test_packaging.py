@@ -211,6 +211,55 @@ def test_base_install_imports_and_differentiates_without_extras(tmp_path):
     assert "base install ok" in out.stdout
 
 
+# core alone: the optional dependencies and tapeviz's visual modules refused
+VISUAL_BLOCKER = """
+VISUAL = ("tapeviz.graph", "tapeviz.widgets", "tapeviz.teach")
+class VisualBlocker:
+    def find_spec(self, name, path=None, target=None):
+        if name.startswith(VISUAL):
+            raise ModuleNotFoundError(f"No module named {name!r} (blocked)", name=name)
+sys.meta_path.insert(0, VisualBlocker())
+"""
+
+CORE_ALONE = """
+import tapeviz.core as core
+from tapeviz.core import display
+
+def f(x):
+    return core.sum(core.tanh(x))
+
+x = core.tensor(np.array([0.3, -0.2]))
+with core.gradient_override("Tanh", lambda dy, s, a: {"x": lambda: dy * 2.0}):
+    report = core.check_grads(f, x, forward=False, raise_on_failure=False)
+    with core.Tape(persistent=True) as tape:
+        tape.watch(x)
+        f(x)
+found = core.audit(tape)
+text = str(report) + "\\n" + str(found)
+assert "check_grads(f, order=1, mode=full): FAIL: value mismatch" in text, text
+assert "audit: 2 nodes checked, 1 wrong" in text and "node" in text, text
+assert "<table" not in text and "style=" not in text, text
+assert "FAIL" in report._repr_html_()  # tapeviz.present: the standard library only
+display.unregister_html(type(report))
+assert report._repr_html_() is None  # no renderer: Jupyter shows the text
+leaked = sorted(m for m in sys.modules if m.split(".")[0] in BLOCKED or m.startswith(VISUAL))
+assert not leaked, leaked
+print("core alone ok")
+"""
+
+
+def test_core_reports_in_plain_text_without_the_visual_layer(tmp_path):
+    out = _run_blocked(VISUAL_BLOCKER + CORE_ALONE, tmp_path, os.environ.get("PATH", ""))
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert "core alone ok" in out.stdout
+
+
+def test_the_visual_blocker_blocks(tmp_path):
+    program = VISUAL_BLOCKER + "import tapeviz.graph"
+    out = _run_blocked(program, tmp_path, os.environ.get("PATH", ""))
+    assert out.returncode != 0 and "blocked" in out.stderr
+
+
 def test_the_blocker_blocks(tmp_path):
     out = _run_blocked("import anywidget", tmp_path, os.environ.get("PATH", ""))
     assert out.returncode != 0 and "blocked" in out.stderr

@@ -305,7 +305,7 @@ class CompiledLayer:
 
     def info(self):
         """A report on the layer: shapes, ranks, dtypes, gradient mode, compiled signatures
-        and compile time (a ``LayerInfo``: fields, a text repr and ``_repr_html_``).
+        and compile time (a ``LayerInfo``: fields and a text repr; tapeviz shows it as a table).
 
         Example:
             >>> import numpy as np, tapeviz.core as core

@@ -6,6 +6,8 @@ from __future__ import annotations
 import math
 from collections import Counter, defaultdict
 
+from ..present.palette import OKABE_ITO
+
 
 def _summary(kernels: list[str]) -> str:
     top = Counter(kernels).most_common(3)
@@ -182,7 +184,7 @@ def _expanded_cluster(grp: dict, ops: dict, opts, out) -> str:
     lines = [f"subgraph {attr('cluster_x' + grp['id'])} {{"]
     text = f"\u25be {grp['label']} \u00b7 {grp['n_ops']} ops (click here to collapse)"
     lines.append(f"label={cluster_label(text, None, opts)};")
-    lines.append('style="rounded,dashed"; color="#0072B2";')
+    lines.append(f'style="rounded,dashed"; color="{OKABE_ITO["blue"]}";')
     for m in grp["members"]:
         lines.append(op_node(ops[m], opts))
         out.present.add(("op", ops[m]["style"]))

@@ -12,8 +12,9 @@ import numpy as np
 
 from tapeviz.core.tensor import Tensor
 
+from ..present.units import fmt_bytes
 from .cells import source_text
-from .style import fmt_bytes, fmt_shape
+from .style import fmt_shape
 
 
 def tensor_index(tape) -> dict:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass, field
 
+from ..present.palette import GREY
 from . import collapse as _collapse
 from .labels import label
 from .nodes import (
@@ -93,7 +94,7 @@ def build_parts(data, opts: Options) -> tuple[str, set]:
         f'graph [rankdir="{rankdir}", compound=true, fontname="Helvetica", fontsize={MIN_PT}, '
         'nodesep=0.22, ranksep=0.32, bgcolor="transparent", pad=0.15];',
         f'node [fontname="Helvetica", fontsize={TITLE_PT}, margin="0.06,0.03", height=0.3];',
-        f'edge [fontname="Helvetica", fontsize={MIN_PT}, color="#555555", arrowsize=0.6];',
+        f'edge [fontname="Helvetica", fontsize={MIN_PT}, color="{GREY["edge"]}", arrowsize=0.6];',
     ]
     _emit_scopes(out.scoped, lines, opts)
     lines += out.edges
@@ -117,7 +118,7 @@ def _emit_scopes(scoped: dict, lines: list, opts) -> None:
             name = child.rsplit("/", 1)[-1]
             lines.append(f'subgraph "cluster_scope{next(counter)}" {{')
             lines.append(f"label={cluster_label(name, None, opts)};")
-            lines.append('style="rounded,dashed"; color="#8C8C8C";')
+            lines.append(f'style="rounded,dashed"; color="{GREY["border"]}";')
             emit(child)
             lines.append("}")
 
@@ -170,13 +171,13 @@ def _accumulators(data) -> dict:
 
 def _step_cluster(step, bops, accum, opts, out) -> str:
     text = f"{PARTIAL} {step['label']} \u00b7 {step['op']}"
-    border, pen = "#B8B8B8", "1"
+    border, pen = GREY["light"], "1"
     hit = opts.highlight.get(step["op"])  # a forward op's highlight marks its gradient
     if hit:
         border, pen = HIGHLIGHTS[hit[0]][0], HIGHLIGHTS[hit[0]][2]
     stmts = [
         f"label={cluster_label(text, hit, opts)};",
-        f'style="rounded"; color="{border}"; penwidth={pen}; bgcolor="#FAFAFA";',
+        f'style="rounded"; color="{border}"; penwidth={pen}; bgcolor="{GREY["background"]}";',
     ]
     for oid in step["backward_ops"]:
         stmts.append(op_node(bops[oid], opts, accum.get(oid)))

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import html
 
+from ..present.palette import GREY, SHADE
 from .style import BACKEND_BADGES, HIGHLIGHTS, MIN_PT, attr, fmt_value
 
 
@@ -33,7 +34,7 @@ def _row(cell: str) -> str:
 
 
 def _badge(backend: str) -> str:
-    color = BACKEND_BADGES.get(backend, "#555555")
+    color = BACKEND_BADGES.get(backend, GREY["edge"])
     return (
         f'<TABLE BORDER="0" CELLPADDING="1" CELLSPACING="0"><TR><TD BGCOLOR="{color}">'
         f'<FONT POINT-SIZE="{MIN_PT}" COLOR="white"> {esc(backend)} </FONT></TD></TR></TABLE>'
@@ -47,7 +48,7 @@ def _values(value, grad, show_grad: bool) -> str:
     if not show_grad:
         return f"<TR>{cell}</TR>"
     g = "grad " + (fmt_value(grad) if grad is not None else "\u2013")
-    cell += f'<TD BORDER="1" SIDES="TL" ALIGN="LEFT">{small(g, "#7A2E5C")}</TD>'
+    cell += f'<TD BORDER="1" SIDES="TL" ALIGN="LEFT">{small(g, SHADE["reddish_purple"])}</TD>'
     return (
         '<TR><TD><TABLE BORDER="0" CELLBORDER="0" CELLSPACING="0" CELLPADDING="2"><TR>'
         f"{cell}</TR></TABLE></TD></TR>"
@@ -61,7 +62,7 @@ def _mark_words(state: str, text: str | None) -> str:
 def _html_line(line) -> str:
     kind = line[0]
     if kind == "title":
-        tag = (" " + small(line[2], "#333333")) if line[2] else ""
+        tag = (" " + small(line[2], GREY["text"])) if line[2] else ""
         return _row(f"<B>{esc(line[1])}</B>{tag}" if line[1] else tag.strip())
     if kind == "text":
         return _row(small(line[1], line[2]))

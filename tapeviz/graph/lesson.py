@@ -18,6 +18,7 @@ import numpy as np
 
 from tapeviz.core.tensor import Tensor
 
+from ..present.palette import GREY, OKABE_ITO
 from .render import render_dot, resolve_engine
 
 __all__ = [
@@ -170,7 +171,7 @@ class LessonGraph:
             "digraph lesson {",
             'graph [rankdir="LR", bgcolor="white", nodesep=0.25, ranksep=0.35];',
             f'node [fontname="Helvetica", fontsize={fs}];',
-            f'edge [color="#555555", arrowsize=0.7, fontsize={max(fs - 4, 8)}];',
+            f'edge [color="{GREY["edge"]}", arrowsize=0.7, fontsize={max(fs - 4, 8)}];',
         ]
         for tid, t in self.data["tensors"].items():
             grad = "?" if tid in self.hidden else _num(t["grad"])
@@ -179,11 +180,13 @@ class LessonGraph:
             lines.append(f'"t{tid}" [shape="record", label="{{ {label} }}"];')
         for op in self.data["ops"]:
             lit = any((i, op["id"]) in self.lit for i in op["inputs"])
-            style = ', style="filled", fillcolor="#F0E442"' if lit else ""
+            style = f', style="filled", fillcolor="{OKABE_ITO["yellow"]}"' if lit else ""
             lines.append(f'"o{op["id"]}" [shape="circle", label="{_esc(op["symbol"])}"{style}];')
             for i in op["inputs"]:
                 on = (i, op["id"]) in self.lit
-                extra = ' [color="#D55E00", penwidth=3, dir="back"]' if on else ""
+                extra = (
+                    f' [color="{OKABE_ITO["vermillion"]}", penwidth=3, dir="back"]' if on else ""
+                )
                 lines.append(f'"t{i}" -> "o{op["id"]}"{extra};')
             lines += [f'"o{op["id"]}" -> "t{o}";' for o in op["outputs"]]
         return "\n".join(lines + ["}"])

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from ..present.palette import GREY, OKABE_ITO, SHADE, WHITE
+from ..present.units import fmt_bytes
 from .labels import label, small, swatch_cells
 from .style import (
     HIGHLIGHTS,
@@ -12,7 +14,6 @@ from .style import (
     apply_highlight,
     attr,
     edge_width,
-    fmt_bytes,
     fmt_shape,
 )
 
@@ -67,11 +68,11 @@ def op_node(op: dict, opts, accumulates: str | None = None, css: str = "") -> st
     gradient = op["style"] == "gradient"
     spec = [("title", f"{PARTIAL} {op['kernel']}" if gradient else op["label"], None)]
     if op["label"] != op["kernel"] and not gradient:
-        spec.append(("text", "kernel " + op["kernel"], "#333333"))
+        spec.append(("text", "kernel " + op["kernel"], GREY["text"]))
     if tag:
-        spec.append(("text", tag, "#7A2E5C"))
+        spec.append(("text", tag, SHADE["reddish_purple"]))
     if accumulates:
-        spec.append(("text", "accumulate += " + accumulates, "#7A2E5C"))
+        spec.append(("text", "accumulate += " + accumulates, SHADE["reddish_purple"]))
     spec.append(("badge", op["backend"]))
     src = op["source"]["text"] if op["source"] else "unknown line"
     attrs["tooltip"] = f"{op['label']} ({op['kernel']} on {op['backend']}) at {src}"
@@ -88,7 +89,7 @@ def saved_node(box_id: str, op: dict, saved: list[dict], opts) -> str:
         if not s.get("needed", True):  # no gradient that runs reads it: never kept
             size = "not kept (0 B): no gradient needs it"
         text = f"{s['role']} {s['name']} {fmt_shape(s['shape'])} {size}{gone}"
-        spec.append(("text", text, "#5A3E00"))
+        spec.append(("text", text, SHADE["orange"]))
     attrs["tooltip"] = f"values {op['label']} saved for backward"
     return _finish(box_id, attrs, spec, opts)
 
@@ -113,9 +114,9 @@ def group_node(grp: dict, opts) -> str:
     attrs["margin"] = "0.14,0.05"
     saved = f" {DOT} saved {fmt_bytes(grp['saved_bytes'])}" if grp["saved_bytes"] else ""
     spec = [("title", grp["label"], None), ("text", f"{grp['n_ops']} ops{saved}", None)]
-    spec.append(("text", grp["summary"], "#333333"))
+    spec.append(("text", grp["summary"], GREY["text"]))
     if grp.get("same_as"):
-        spec.append(("text", "\u2261 identical to " + grp["same_as"], "#7A2E5C"))
+        spec.append(("text", "\u2261 identical to " + grp["same_as"], SHADE["reddish_purple"]))
     attrs["tooltip"] = f"{grp['label']}: {grp['n_ops']} ops (collapsed)"
     return _finish(grp["id"], attrs, spec, opts)
 
@@ -130,7 +131,7 @@ def plain_edge(src, dst, nbytes, label="", **extra) -> str:
 
 def cluster_label(text: str, mark, opts) -> str:
     """A cluster's ``label=`` value: the scope or step name, and a highlight mark."""
-    spec = [("text", text, "#444444")] + ([("mark", *mark)] if mark else [])
+    spec = [("text", text, GREY["dark"])] + ([("mark", *mark)] if mark else [])
     return label(spec, opts.html)
 
 
@@ -163,14 +164,18 @@ def _legend_entries(present: set) -> list:
         out.append((SAVED_STYLE["fill"], SAVED_STYLE["border"], "box", "filled", words, {}))
     for state, (border, fill, _, marker, _) in HIGHLIGHTS.items():
         if ("highlight", state) in present:
-            out.append((fill or "#FFFFFF", border, "box", "filled", marker, {}))
+            out.append((fill or WHITE, border, "box", "filled", marker, {}))
     return out
 
 
 # edge kinds of the "both" view: (colour, pattern, words); the pattern is the colour's twin
 EDGE_WORDS = {
     "grad_link": ("#CC79A7B0", "- - -\u25b7", "forward op \u2192 the gradient ops it ran"),
-    "saved_read": ("#E69F00", "\u00b7 \u00b7 \u00b7 \u00b7", "saved value read by a gradient op"),
+    "saved_read": (
+        OKABE_ITO["orange"],
+        "\u00b7 \u00b7 \u00b7 \u00b7",
+        "saved value read by a gradient op",
+    ),
 }
 
 
@@ -226,7 +231,8 @@ def legend(present: set, opts) -> list[str]:
         text = '<<TABLE BORDER="0" CELLBORDER="0" CELLSPACING="2" CELLPADDING="1">'
         text += "".join(rows) + "</TABLE>>"
         return [f'label={text}; labelloc="b"; labeljust="l";']
-    lines = ['subgraph "cluster_legend" {', 'label="legend"; style="rounded"; color="#BBBBBB";']
+    lines = ['subgraph "cluster_legend" {',
+             f'label="legend"; style="rounded"; color="{GREY["light"]}";']  # fmt: skip
     ids = []
     for i, (fill, border, shape, style, words, extra) in enumerate(entries):
         attrs = {"shape": shape, "style": style, "fillcolor": fill, "color": border}

@@ -3,11 +3,13 @@
 
 from __future__ import annotations
 
+from ..present.palette import WHITE
+
 # resvg measures a "pt"-sized SVG (Graphviz's) only at an explicit dpi; 96 is a browser's 1x
 _CSS_DPI = 96.0
 
 
-def svg_to_png(svg: str, scale: float = 2.0, background: str = "#ffffff") -> bytes:
+def svg_to_png(svg: str, scale: float = 2.0, background: str = WHITE) -> bytes:
     """Rasterize SVG text to PNG bytes with resvg.
 
     Args:

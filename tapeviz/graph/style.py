@@ -1,6 +1,7 @@
-"""The look of the graph: Okabe–Ito colours, a shape or border twin for each colour, labels.
+"""The look of the graph: palette colours, a shape or border twin for each colour, labels.
 
-Labels are built in ``labels.py``; every plain DOT value goes through ``attr`` here.
+Colours come from ``tapeviz.present.palette``, as in the widgets and reports. Labels are
+built in ``labels.py``; every plain DOT value goes through ``attr`` here.
 """
 
 from __future__ import annotations
@@ -9,41 +10,32 @@ import math
 
 import numpy as np
 
+from ..present.palette import GREY, HIGHLIGHT, OKABE_ITO, TINT, WHITE
+
 # Font sizes in points (1 pt = 4/3 CSS px at 100 %): no text is smaller than MIN_PT, so the
 # widgets know the scale that keeps every label >= 11 px (open) and >= 9 px ("fit").
 MIN_PT = 9
 TITLE_PT = 11
 
-# Okabe–Ito: black, orange, sky blue, bluish green, yellow, blue, vermillion, reddish purple
-OKABE_ITO = {
-    "black": "#000000",
-    "orange": "#E69F00",
-    "sky_blue": "#56B4E9",
-    "bluish_green": "#009E73",
-    "yellow": "#F0E442",
-    "blue": "#0072B2",
-    "vermillion": "#D55E00",
-    "reddish_purple": "#CC79A7",
-}
 _C = OKABE_ITO
 
 # role -> (fill, border, node attrs, tag); the tag is the text twin of the colour
 TENSOR_STYLES = {
-    "input": ("#D4ECFA", _C["sky_blue"], {"penwidth": "1.6"}, "input"),
-    "variable": ("#C7EBDF", _C["bluish_green"], {"peripheries": "2"}, "variable"),
-    "constant": ("#EFEFEF", "#8C8C8C", {"style": "rounded,filled,dotted"}, "constant"),
-    "output": ("#FAF4B4", _C["black"], {"penwidth": "2.4"}, "output"),
-    "intermediate": ("#FFFFFF", "#7A7A7A", {}, ""),
-    "gradient": ("#F1F1F1", "#444444", {"style": "rounded,filled,dashed"}, "gradient"),
+    "input": (TINT["sky_blue"], _C["sky_blue"], {"penwidth": "1.6"}, "input"),
+    "variable": (TINT["bluish_green"], _C["bluish_green"], {"peripheries": "2"}, "variable"),
+    "constant": (GREY["pale"], GREY["border"], {"style": "rounded,filled,dotted"}, "constant"),
+    "output": (TINT["yellow"], _C["black"], {"penwidth": "2.4"}, "output"),
+    "intermediate": (WHITE, GREY["muted"], {}, ""),
+    "gradient": (GREY["paler"], GREY["dark"], {"style": "rounded,filled,dashed"}, "gradient"),
 }
 
-_PURPLE_FILL = "#F4DCEA"
+_PURPLE_FILL = TINT["reddish_purple"]
 # style -> (shape, fill, border, extra attrs, tag)
 OP_STYLES = {
-    "builtin": ("box", "#D5E6F3", _C["blue"], {}, ""),
+    "builtin": ("box", TINT["blue"], _C["blue"], {}, ""),
     "override": (
         "box",
-        "#D5E6F3",
+        TINT["blue"],
         _C["reddish_purple"],
         {"style": "filled,dashed", "penwidth": "2.2"},
         "gradient override",
@@ -57,17 +49,17 @@ OP_STYLES = {
         "DifferentiableFunction",
     ),
     "CompiledLayer": ("component", _PURPLE_FILL, _C["reddish_purple"], {}, "CompiledLayer"),
-    "gradient": ("box", "#E4E4E4", "#555555", {}, ""),
-    "group": ("box3d", "#E9F1F8", _C["blue"], {}, "collapsed"),
+    "gradient": ("box", GREY["fill"], GREY["edge"], {}, ""),
+    "group": ("box3d", TINT["pale_blue"], _C["blue"], {}, "collapsed"),
 }
-SAVED_STYLE = {"fill": "#FBE5BC", "border": _C["orange"]}
+SAVED_STYLE = {"fill": TINT["orange"], "border": _C["orange"]}
 BACKEND_BADGES = {"numpy": _C["blue"], "numba": _C["bluish_green"]}
 
 # highlight state -> (border, fill or None, penwidth, marker text, font colour)
 HIGHLIGHTS = {
-    "error": (_C["vermillion"], "#F8CDB3", "4", "\u2716 error", _C["vermillion"]),
-    "current": (_C["black"], "#FFF7A8", "4", "\u25b6 current", _C["black"]),
-    "visited": ("#9A9A9A", None, "1.5", "\u2713 visited", "#777777"),
+    "error": (_C["vermillion"], TINT["vermillion"], "4", "\u2716 error", _C["vermillion"]),
+    "current": (_C["black"], HIGHLIGHT, "4", "\u25b6 current", _C["black"]),
+    "visited": (GREY["mid"], None, "1.5", "\u2713 visited", GREY["muted"]),
     "selected": (_C["blue"], None, "4", "\u25cf selected", _C["blue"]),
 }
 
@@ -76,16 +68,6 @@ def attr(value) -> str:
     """A quoted DOT attribute value (backslashes and quotes escaped)."""
     s = str(value).replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
     return f'"{s}"'
-
-
-def fmt_bytes(n) -> str:
-    if n is None:
-        return "?"
-    for unit in ("B", "KB", "MB", "GB"):
-        if n < 1024 or unit == "GB":
-            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
-        n /= 1024
-    return f"{n} B"
 
 
 def fmt_shape(shape) -> str:
@@ -117,4 +99,4 @@ def apply_highlight(attrs: dict, state: str) -> None:
     if fill:
         attrs["fillcolor"] = fill
     if state == "visited":
-        attrs["fontcolor"] = "#777777"
+        attrs["fontcolor"] = GREY["muted"]

@@ -103,7 +103,8 @@ function minFontPx(svg) {
   return Number.isFinite(min) ? (min * 4) / 3 : 12;
 }
 
-// legibility bounds (UX.md): text >= 11 px in the first view, never < 9 px after "fit"
+// legibility bounds: text >= 11 px in the first view, never < 9 px after "fit". The graph
+// writes no text under MIN_PT points (tapeviz/graph/style.py; test_graph_legible.py checks it)
 const OPEN_PX = 11, FIT_PX = 9;
 
 function render({ model, el: root }) {

@@ -7,11 +7,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..present.palette import FAIL, PASS
 from .exercises import EXERCISES
 
 __all__ = ["Verdict", "check", "exercise_names"]
-
-_GREEN, _ORANGE = "#009E73", "#D55E00"  # Okabe-Ito; always with the words "correct"/"not yet"
 
 
 @dataclass(frozen=True)
@@ -34,7 +33,7 @@ class Verdict:
         return f"exercise {self.exercise}: {word}" + (f": {self.message}" if self.message else "")
 
     def _repr_html_(self) -> str:
-        colour, word = (_GREEN, "correct") if self.correct else (_ORANGE, "not yet")
+        colour, word = (PASS, "correct") if self.correct else (FAIL, "not yet")  # colour + word
         text = f": {html.escape(self.message)}" if self.message else ""
         return (
             f"<div style='border-left:4px solid {colour};padding:2px 8px'>"

@@ -13,19 +13,7 @@ import io
 
 import numpy as np
 
-# Okabe-Ito, colour-blind safe; every use also has a text or marker twin
-OKABE_ITO = {
-    "orange": "#E69F00",
-    "sky": "#56B4E9",
-    "green": "#009E73",
-    "yellow": "#F0E442",
-    "blue": "#0072B2",
-    "vermillion": "#D55E00",
-    "purple": "#CC79A7",
-    "black": "#000000",
-    "grey": "#999999",
-}
-ROLE_COLOURS = {"input": "#0072B2", "output": "#E69F00", "memory": "#CC79A7"}
+from ..present.palette import FAIL, OKABE_ITO, TINT, WHITE
 
 
 def new_figure(width: float, height: float, dpi: int = 90, layout: str | None = "constrained"):
@@ -66,23 +54,12 @@ def error_html(title: str, message) -> str:
     if isinstance(message, BaseException):
         message = f"{type(message).__name__}: {message}"
     return (
-        "<div role='alert' style='border:2px solid #D55E00;border-left-width:8px;"
-        "background:#FFF4EC;padding:8px 12px;margin:4px 0;font-family:sans-serif'>"
+        f"<div role='alert' style='border:2px solid {FAIL};border-left-width:8px;"
+        f"background:{TINT['pale_vermillion']};padding:8px 12px;margin:4px 0;"
+        "font-family:sans-serif'>"
         f"<b>&#9888; {html.escape(title)}</b><pre style='white-space:pre-wrap;margin:4px 0 0'>"
         f"{html.escape(str(message))}</pre></div>"
     )
-
-
-def fmt_bytes(n: int) -> str:
-    """``1536 -> '1.5 KiB'``."""
-    n = int(n)
-    if n < 1024:
-        return f"{n} B"
-    for unit in ("KiB", "MiB", "GiB"):
-        n /= 1024.0
-        if n < 1024 or unit == "GiB":
-            return f"{n:.1f} {unit}"
-    return f"{n} B"
 
 
 def fmt_shape(shape) -> str:
@@ -150,7 +127,7 @@ def histogram_png(a: np.ndarray, title: str = "", bins: int = 30) -> bytes:
     f = np.asarray(a, dtype=np.float64).reshape(-1)
     f = f[np.isfinite(f)]
     if f.size:
-        ax.hist(f, bins=min(bins, max(1, f.size)), color=OKABE_ITO["blue"], edgecolor="white")
+        ax.hist(f, bins=min(bins, max(1, f.size)), color=OKABE_ITO["blue"], edgecolor=WHITE)
     else:
         ax.text(0.5, 0.5, "no finite values", ha="center", va="center", transform=ax.transAxes)
     ax.set_title(title, fontsize=9)

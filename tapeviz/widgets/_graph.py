@@ -10,13 +10,16 @@ from __future__ import annotations
 import html
 import re
 
+from ..present.palette import GREY, OKABE_ITO, STATE, WHITE
 from ._common import error_html
 
+_BLACK = OKABE_ITO["black"]
+
 STATE_STYLE = {
-    "current": ("#E69F00", "&#9654; current"),
-    "selected": ("#0072B2", "&#9679; selected"),
-    "visited": ("#DDDDDD", "&#10003; done"),
-    "error": ("#D55E00", "&#10007; error"),
+    "current": (STATE["current"], "&#9654; current"),
+    "selected": (STATE["selected"], "&#9679; selected"),
+    "visited": (STATE["visited"], "&#10003; done"),
+    "error": (STATE["error"], "&#10007; error"),
 }
 
 
@@ -76,11 +79,10 @@ class HighlightGraph:
         boxes = []
         for node in self.tape.nodes:
             state = highlight.get(node.id)
-            colour, word = STATE_STYLE.get(state, ("#FFFFFF", ""))
-            border = (
-                "3px solid #000" if state in ("current", "selected", "error") else "1px solid #888"
-            )
-            text_colour = "#777" if state == "visited" else "#000"
+            colour, word = STATE_STYLE.get(state, (WHITE, ""))
+            strong = state in ("current", "selected", "error")
+            border = f"3px solid {_BLACK}" if strong else f"1px solid {GREY['border']}"
+            text_colour = GREY["muted"] if state == "visited" else _BLACK
             boxes.append(
                 f"<span style='display:inline-block;margin:2px;padding:3px 6px;border:{border};"
                 f"border-radius:6px;background:{colour};color:{text_colour};font:12px monospace'>"

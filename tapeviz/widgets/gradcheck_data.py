@@ -1,12 +1,12 @@
 """Numbers behind the gradient-check widget: the check, the epsilon sweep, 1-D curves, and
-the failure class in words. All in float64, on top of ``core.gradcheck``."""
+the failure class in words. All in float64, on top of ``core.check.gradcheck``."""
 
 from __future__ import annotations
 
 import numpy as np
 
+from tapeviz.core.check.gradcheck import FAILURE_CLASSES, check_grads
 from tapeviz.core.engine import no_grad
-from tapeviz.core.gradcheck import FAILURE_CLASSES, check_grads
 from tapeviz.core.tape import Tape
 from tapeviz.core.tensor import Tensor
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._common import OKABE_ITO as C
+from ..present.palette import GREY
+from ..present.palette import OKABE_ITO as C
 
 PASS_STYLE = {"marker": "o", "color": C["blue"], "label": "within tolerance"}
 FAIL_STYLE = {"marker": "X", "color": C["vermillion"], "label": "outside tolerance"}
@@ -47,7 +48,7 @@ def draw_scatter(ax, check):
     line = np.linspace(lo - pad, hi + pad, 50)
     band = check.atol + check.rtol * np.abs(line)
     ax.fill_between(
-        line, line - band, line + band, color=C["green"], alpha=0.25, label="tolerance band"
+        line, line - band, line + band, color=C["bluish_green"], alpha=0.25, label="tolerance band"
     )
     ax.plot(line, line, color=C["black"], linewidth=1, linestyle="--", label="y = x")
     for mask, style in ((ok, PASS_STYLE), (~ok, FAIL_STYLE)):
@@ -145,16 +146,16 @@ def draw_sweep(ax, sweep, eps_now):
     eps, e = sweep.eps, np.maximum(sweep.error, 1e-18)
     lo, hi = max(e.min() / 10, 1e-18), max(e.max() * 10, 1e-12)
     if sweep.best_eps > eps[0] * 10:  # a rounding region wider than a decade: mark it
-        ax.axvspan(eps[0], sweep.best_eps, color=C["purple"], alpha=0.08)
-        ax.text(eps[0], lo * 2, " rounding rise", fontsize=7, color=C["purple"])
+        ax.axvspan(eps[0], sweep.best_eps, color=C["reddish_purple"], alpha=0.08)
+        ax.text(eps[0], lo * 2, " rounding rise", fontsize=7, color=C["reddish_purple"])
     ax.loglog(eps, e, marker="o", markersize=3, color=C["blue"], label="|error|")
     trunc = f"slope 2 ({fit_text(sweep.slope_truncation)})"
     ax.loglog(eps, sweep.truncation_line, color=C["orange"], linestyle="--", label=trunc)
     rounding = f"slope -1 ({fit_text(sweep.slope_rounding)})"
-    ax.loglog(eps, sweep.rounding_line, color=C["purple"], linestyle=":", label=rounding)
+    ax.loglog(eps, sweep.rounding_line, color=C["reddish_purple"], linestyle=":", label=rounding)
     ax.axvline(eps_now, color=C["black"], linewidth=1, label=f"eps = {eps_now:.1e}")
     k = int(np.argmin(e))
-    best = {"marker": "*", "markersize": 10, "color": C["green"], "linestyle": "none"}
+    best = {"marker": "*", "markersize": 10, "color": C["bluish_green"], "linestyle": "none"}
     ax.plot([eps[k]], [e[k]], label=f"best eps {eps[k]:.0e}", **best)
     ax.set_ylim(lo, hi)
     _plain_log_labels(ax.xaxis)
@@ -188,7 +189,7 @@ def draw_curve(ax, curve, x_now):
     ax.plot(xs, fx, color=C["black"], linewidth=1.5, label="f(x)")
     ax.plot(xs, custom, color=C["blue"], linewidth=2.5, label="custom f'(x)")
     ax.plot(xs, numeric, color=C["orange"], linestyle="--", linewidth=1.8, label="numerical f'(x)")
-    ax.axvline(x_now, color=C["grey"], linestyle=":", linewidth=1.2, label=f"x = {x_now:.3g}")
+    ax.axvline(x_now, color=GREY["mid"], linestyle=":", linewidth=1.2, label=f"x = {x_now:.3g}")
     ax.set_xlabel("x", fontsize=8)
     ax.set_title("f and its derivatives", fontsize=9)
     legend_below(ax)

@@ -10,6 +10,7 @@ import numpy as np
 
 from tapeviz.core.tensor import Tensor
 
+from ..present.palette import FAIL, PASS
 from . import gradcheck_plots as P
 from ._common import error_html, figure_png, new_figure, png_img_tag, static_bundle
 from .gradcheck_data import (
@@ -257,7 +258,7 @@ class GradCheckWidget(W.VBox):
 
     def _badge_html(self) -> str:
         ok = self.report.passed
-        colour, word = ("#009E73", "&#10004; PASS") if ok else ("#D55E00", "&#10008; FAIL")
+        colour, word = (PASS, "&#10004; PASS") if ok else (FAIL, "&#10008; FAIL")
         c = self.check
         if c is None:
             return (

@@ -6,10 +6,10 @@ import html
 
 import ipywidgets as W
 
+from ..present.units import fmt_bytes
 from ._common import (
     error_html,
     figure_png,
-    fmt_bytes,
     fmt_shape,
     histogram_png,
     png_img_tag,

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._common import ROLE_COLOURS, fmt_bytes, new_figure
+from ..present.palette import GREY, OKABE_ITO, ROLE_COLOURS, SERIES
+from ..present.units import fmt_bytes
+from ._common import new_figure
 
 ROLE_HATCH = {"input": "", "output": "//", "memory": ".."}
 ROLES = ("input", "output", "memory")
-COMPARE_COLOURS = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#D55E00", "#56B4E9")
+COMPARE_COLOURS = SERIES
 LINE_STYLES = ("-", "--", ":", "-.")
 
 
@@ -84,16 +86,17 @@ def draw_timeline(ax, report, selected_node=None):
     """Held saved bytes after each forward node and after each backward step."""
     tl = report.timeline
     y = np.array([0] + [p[3] for p in tl], dtype=float)
-    ax.step(np.arange(len(tl) + 1), y, where="post", color="#0072B2", linewidth=2, label="held")
+    ax.step(np.arange(len(tl) + 1), y, where="post", color=OKABE_ITO["blue"], linewidth=2,
+            label="held")  # fmt: skip
     n_fwd = sum(1 for p in tl if p[0] == "forward")
     top = max(y.max(), 1)
-    ax.axvspan(0, n_fwd, color="#F0E442", alpha=0.15)
-    ax.axvline(n_fwd, color="#999999", linestyle="--", linewidth=1)
+    ax.axvspan(0, n_fwd, color=OKABE_ITO["yellow"], alpha=0.15)
+    ax.axvline(n_fwd, color=GREY["mid"], linestyle="--", linewidth=1)
     ax.text(0.3, top * 1.1, "forward", ha="left", va="top", fontsize=8)
     word = "backward" if report.backward_known else "backward (estimated order)"
     ax.text(n_fwd + 0.3, top * 1.1, word, ha="left", va="top", fontsize=8)
     k = int(np.argmax(y))
-    ax.plot([k], [y[k]], marker="v", color="#D55E00", linestyle="none",
+    ax.plot([k], [y[k]], marker="v", color=OKABE_ITO["vermillion"], linestyle="none",
             label=f"peak {fmt_bytes(y[k])}")  # fmt: skip
     _mark_freed(ax, report, selected_node)
     if len(tl) <= 40:
@@ -139,7 +142,7 @@ def compare_figure(reports, labels):
         xs, ys = _scaled_timeline(r)
         ax2.step(xs, ys, where="post", color=COMPARE_COLOURS[i % 6],
                  linestyle=LINE_STYLES[i % 4], linewidth=2, label=lab)  # fmt: skip
-    ax2.axvline(1.0, color="#999999", linestyle="--", linewidth=1)
+    ax2.axvline(1.0, color=GREY["mid"], linestyle="--", linewidth=1)
     ticks = ["start", "forward", "loss", "backward", "end"]
     ax2.set_xticks([0, 0.5, 1, 1.5, 2], ticks, fontsize=7)
     ax2.set_ylabel("saved bytes held", fontsize=8)

@@ -9,10 +9,13 @@ import numpy as np
 
 from tapeviz.graph.lesson import caller_names, tensor_names
 
+from ..present.palette import GREY, OKABE_ITO
 from ._common import error_html, fmt_shape, preview, static_bundle
 from ._graph import HighlightGraph, wrap_svg
 from .stepper_ask import AskPanel
 from .stepper_data import consumers, step_data, visited_highlight
+
+_TITLE, _RULE, _NOTE = OKABE_ITO["blue"], GREY["rule"], GREY["edge"]
 
 _NO_STEPS = (
     "this tape has no backward pass to step through: call tape.gradient(target, sources) "
@@ -37,7 +40,7 @@ def _value_html(a, limit: int = 12) -> str:
 
 def _section(title: str, body: str) -> str:
     return (
-        f"<div style='margin:4px 0'><b style='color:#0072B2'>{html.escape(title)}</b>"
+        f"<div style='margin:4px 0'><b style='color:{_TITLE}'>{html.escape(title)}</b>"
         f"<div style='margin-left:10px'>{body}</div></div>"
     )
 
@@ -204,7 +207,7 @@ class BackpropStepper(W.VBox):
         )
         return (
             "<div style='display:flex;flex-wrap:wrap;font-family:sans-serif;"
-            f"font-size:13px;border-top:1px solid #ccc'>{cols}</div>"
+            f"font-size:13px;border-top:1px solid {_RULE}'>{cols}</div>"
         )
 
     def _sum_note(self) -> str:
@@ -215,7 +218,7 @@ class BackpropStepper(W.VBox):
             return ""
         edges = ", ".join(f"node {n} ({html.escape(k)})" for n, k in readers)
         return (
-            f"<div style='color:#555'><i>the sum of {len(readers)} shares: this output "
+            f"<div style='color:{_NOTE}'><i>the sum of {len(readers)} shares: this output "
             f"is read by {edges}</i></div>"
         )
 
@@ -272,7 +275,7 @@ def _grads_html(d) -> str:
     skipped = ", ".join(f"<code>{html.escape(k)}</code>" for k in d.get("skipped", []))
     if skipped:
         rows += (
-            f"<div style='color:#555'><i>not computed: {skipped} (no path to a watched "
+            f"<div style='color:{_NOTE}'><i>not computed: {skipped} (no path to a watched "
             "source, so the engine skipped it)</i></div>"
         )
     return rows or "<i>no gradient needed here</i>"

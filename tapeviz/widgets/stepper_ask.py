@@ -17,6 +17,7 @@ import numpy as np
 from tapeviz.graph.lesson import lesson_graph
 from tapeviz.teach.grader import _problem
 
+from ..present.palette import FAIL, PASS
 from .formulas import chain_rule_latex, tex_name
 
 
@@ -138,7 +139,7 @@ class AskPanel:
             self.on_change()
         else:
             rows = "".join(
-                f"<div style='color:#D55E00'>not yet: {self._label(node, s)}: "
+                f"<div style='color:{FAIL}'>not yet: {self._label(node, s)}: "
                 f"{html.escape(msg)}</div>"
                 for s, msg in self.feedback.items()
                 if msg
@@ -162,7 +163,7 @@ class AskPanel:
                 line = rf"\partial {self.loss}/\partial {name} = {_fmt(g)}"
             self.latex.append(line)
         body = "".join(f"<div>$${ln}$$</div>" for ln in self.latex)
-        return f"<div style='color:#009E73'><b>{heading}</b> — the chain rule:</div>{body}"
+        return f"<div style='color:{PASS}'><b>{heading}</b> — the chain rule:</div>{body}"
 
 
 def _fmt(t) -> str:

@@ -21,7 +21,8 @@ import weakref
 
 import ipywidgets as W
 
-from ._common import OKABE_ITO, figure_png, new_figure, png_img_tag, static_bundle
+from ..present.palette import FAIL
+from ._common import figure_png, new_figure, png_img_tag, static_bundle
 
 try:  # tapeviz works before (or without) core.nn
     from tapeviz.core.nn.callbacks import Callback as _Base
@@ -35,7 +36,6 @@ except ImportError:  # pragma: no cover - only when core.nn is missing
             self.model = model
 
 
-_COLOURS = [OKABE_ITO[k] for k in ("blue", "orange", "green", "purple", "vermillion", "sky")]
 _SKIP = {"step", "epoch", "batch", "size"}
 
 
@@ -246,7 +246,7 @@ class TrainingPlot(_Base):
         last = [(k, self.history[k][-1]) for k in self._keys() if self.history[k]]
         parts += [f"{html.escape(k)} {v:.4g}" for k, v in last]
         if self.stop_requested:
-            parts.append("<b style='color:#D55E00'>stop requested</b>")
+            parts.append(f"<b style='color:{FAIL}'>stop requested</b>")
         elif final:
             parts.append("<b>done</b>")
         self.status.value = " &middot; ".join(p for p in parts if p)

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._common import OKABE_ITO
+from ..present.palette import GREY, SERIES
 
-_COLOURS = [OKABE_ITO[k] for k in ("blue", "orange", "green", "purple", "vermillion", "sky")]
+_COLOURS = SERIES
 _STYLES = ["-", "--", "-.", ":"]
 
 
@@ -47,7 +47,7 @@ def draw_curves(fig, history: dict, epochs: list, log_loss: bool = False) -> Non
     stride = -(-len(epochs) // 20)  # at most ~20 epoch lines: 60 of them would be a curtain
     for step, _ in epochs[stride - 1 :: stride] if epochs else ():
         for ax in axes:
-            ax.axvline(step, color="#999999", linewidth=0.6, linestyle=":")
+            ax.axvline(step, color=GREY["mid"], linewidth=0.6, linestyle=":")
 
 
 SMOOTH_FROM = 50  # series at least this long get a smoothed trend line over the raw one

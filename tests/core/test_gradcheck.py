@@ -8,8 +8,8 @@ import pytest
 
 import tapeviz as tv
 from tapeviz.core import kernel_names as K
-from tapeviz.core.gradcheck import FunctionProblem
-from tapeviz.core.gradcheck_runner import _jacobian_per_element
+from tapeviz.core.check.gradcheck import FunctionProblem
+from tapeviz.core.check.runner import _jacobian_per_element
 
 RNG = np.random.default_rng(0)
 X3 = np.array([0.3, -0.7, 1.2])

@@ -10,7 +10,7 @@ from autograd.test_util import check_grads as ag_check_grads
 
 import tapeviz.core as core
 from tapeviz.core.backward import GradientError
-from tapeviz.core.gradcheck import GradientCheckError
+from tapeviz.core.check.gradcheck import GradientCheckError
 
 
 @pytest.fixture

@@ -6,7 +6,7 @@ from graph_cases import chain_tape, reuse_tape, scoped_tape, styles_tape
 
 import tapeviz as tv
 from tapeviz.graph import available_engines, extract, normalize_highlight, render_svg, to_dot
-from tapeviz.graph.style import OKABE_ITO
+from tapeviz.present.palette import OKABE_ITO
 
 # the system dot is optional: its cases skip where it is absent (tests/conftest.py)
 ENGINES = [pytest.param("system", marks=pytest.mark.system_dot), "wasm"]

@@ -8,13 +8,14 @@ that name the layer.
 
 from __future__ import annotations
 
-import html
 import time
 from dataclasses import dataclass, field
 
 import numba
 import numpy as np
 from numba.core.errors import NumbaError
+
+from ...display import HtmlRepr
 
 __all__ = ["LayerRuntime", "LayerInfo", "layer_info", "declared_rank"]
 
@@ -138,7 +139,7 @@ class LayerRuntime:
 
 
 @dataclass
-class LayerInfo:
+class LayerInfo(HtmlRepr):
     """``CompiledLayer.info()``: what the layer is and what it has compiled."""
 
     name: str
@@ -178,14 +179,6 @@ class LayerInfo:
         return "\n".join(lines)
 
     __repr__ = __str__
-
-    def _repr_html_(self) -> str:
-        body = "".join(
-            f"<tr><th style='text-align:left'>{html.escape(k)}</th>"
-            f"<td style='text-align:left'>{html.escape(str(v))}</td></tr>"
-            for k, v in self.rows()
-        )
-        return f"<b>CompiledLayer {html.escape(self.name)}</b><table>{body}</table>"
 
 
 def layer_info(layer) -> LayerInfo:

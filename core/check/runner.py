@@ -13,9 +13,9 @@ import re
 
 import numpy as np
 
-from .backward import GradientError
+from ..backward import GradientError
 from .batched_replay import Unbatchable
-from .gradreport import InputCheck, sweep_verdict
+from .report import InputCheck, sweep_verdict
 
 __all__ = ["run_checks"]
 

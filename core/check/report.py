@@ -7,11 +7,11 @@ array or a plain value, documented below, so tapeviz's GradCheckWidget draws fro
 
 from __future__ import annotations
 
-import html
 from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..display import HtmlRepr
 from .eps_sweep import EpsSweep, sweep_verdict
 
 __all__ = ["GradCheckReport", "InputCheck", "EpsSweep", "sweep_verdict", "FAILURE_CLASSES"]
@@ -31,8 +31,6 @@ FAILURE_CLASSES = {
     "forward-mode mismatch": "forward mode (core.jvp) disagrees with finite differences",
     "forward-mode error": "forward mode (core.jvp) raised",
 }
-
-_OK, _BAD = "#009E73", "#D55E00"  # Okabe-Ito green and vermillion; always with PASS/FAIL text
 
 
 @dataclass
@@ -158,7 +156,7 @@ class InputCheck:
 
 
 @dataclass
-class GradCheckReport:
+class GradCheckReport(HtmlRepr):
     """The result of ``check_grads`` (or one node of ``audit``).
 
     Attributes:
@@ -247,52 +245,3 @@ class GradCheckReport:
             "notes": list(self.notes),
             "checks": [c.to_dict() for c in self.checks],
         }
-
-    def _repr_html_(self) -> str:
-        colour, word = (_OK, "PASS") if self.passed else (_BAD, "FAIL")
-        head = (
-            f"<span style='background:{colour};color:white;padding:1px 6px;border-radius:3px;"
-            f"font-weight:bold'>{word}</span> <code>check_grads({html.escape(self.function)})"
-            f"</code> order {self.order}, {self.mode} mode, eps {self.eps:g}"
-        )
-        cols = ("check", "result", "worst abs err", "index", "analytic", "numerical",
-                "band", "failure class")  # fmt: skip
-        rows = [_html_row(c) for c in self.checks]
-        rows += [
-            f"<tr><td>—</td><td>FAIL</td><td colspan=5>{html.escape(e['message'])}</td>"
-            f"<td>{html.escape(e['failure'])}</td></tr>"
-            for e in self.errors
-        ]
-        notes = "".join(f"<li>{html.escape(n)}</li>" for n in self.notes)
-        return (
-            f"<div class='tv-gradcheck'>{head}<table><tr>"
-            + "".join(f"<th>{c}</th>" for c in cols)
-            + "</tr>"
-            + "".join(rows)
-            + f"</table>{'<ul>' + notes + '</ul>' if notes else ''}</div>"
-        )
-
-
-def _html_row(c: InputCheck) -> str:
-    word = "PASS" if c.passed else "FAIL"
-    colour = _OK if c.passed else _BAD
-    cells = [html.escape(c.label), f"<b style='color:{colour}'>{word}</b>"]
-    if c.abs_err.size:
-        w = c.worst_elements(1)[0]
-        cells += [f"{w['abs_err']:.3g}", str(w["index"]), f"{w['analytic']:.6g}",
-                  f"{w['numerical']:.6g}", f"{w['band']:.3g}"]  # fmt: skip
-    else:
-        cells += ["—"] * 5
-    failure = "" if c.passed else (c.failure or "value mismatch")
-    words = FAILURE_CLASSES.get(failure, "")
-    cells.append(f"<b>{html.escape(failure)}</b><br><small>{html.escape(words)}</small>")
-    row = "<tr>" + "".join(f"<td>{x}</td>" for x in cells) + "</tr>"
-    if c.passed or not c.abs_err.size:
-        return row
-    worst = "; ".join(
-        f"{e['index']}: {e['analytic']:.4g} vs {e['numerical']:.4g}"
-        for e in c.worst_elements(5)
-        if not e["passed"]
-    )
-    detail = html.escape(c.detail + (" " if c.detail else "")) + "worst (analytic vs numerical): "
-    return row + f"<tr><td></td><td colspan=7><small>{detail}{html.escape(worst)}</small></td></tr>"

@@ -14,8 +14,8 @@ import warnings
 
 import numpy as np
 
-from . import engine
-from .source_location import where
+from .. import engine
+from ..source_location import where
 
 __all__ = ["detect_anomaly", "AnomalyError", "tensor_stats"]
 

@@ -14,10 +14,10 @@ import contextlib
 
 import numpy as np
 
-from . import kernel_names as K
-from .engine import no_grad
-from .registry import _KERNELS
-from .tensor import Tensor
+from .. import kernel_names as K
+from ..engine import no_grad
+from ..registry import _KERNELS
+from ..tensor import Tensor
 
 __all__ = ["Unbatchable", "replay"]
 

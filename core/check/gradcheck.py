@@ -3,7 +3,7 @@
 ``check_grads(f, *args)`` compares reverse mode (and forward mode through ``core.jvp``) with
 float64 central differences for every differentiable argument and returns a
 ``GradCheckReport``. Numerical Jacobians are computed by replaying the recorded kernels once
-on a batch of perturbed inputs (``core.batched_replay``), checked against direct calls, with
+on a batch of perturbed inputs (``core.check.batched_replay``), checked against direct calls, with
 one call per element as the fallback. Failures are classified (``FAILURE_CLASSES``).
 """
 
@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import engine
+from .. import engine
+from ..tape import Tape
+from ..tensor import Tensor
 from .batched_replay import Unbatchable, replay
-from .gradcheck_runner import _directional, _jacobian, run_checks
-from .gradreport import FAILURE_CLASSES, GradCheckReport, InputCheck
-from .tape import Tape
-from .tensor import Tensor
+from .report import FAILURE_CLASSES, GradCheckReport, InputCheck
+from .runner import _directional, _jacobian, run_checks
 
 __all__ = [
     "check_grads",
@@ -75,7 +75,7 @@ class FunctionProblem:
         return out
 
     def jvp(self, tangents) -> np.ndarray:
-        from .functional import jvp
+        from ..functional import jvp
 
         def fd(*diff_xs):
             full = list(self.xs)
@@ -219,7 +219,7 @@ def _second_order(f, args, diff, p, report, atol, rtol, opts) -> None:
 def _gradient_function(f, index, diff, y_dtype):
     """(x..., dy) -> the gradient of ``f`` w.r.t. arg ``index`` along ``dy`` (made of ops,
     so it is differentiable in every x and in dy)."""
-    from .ops import cast
+    from ..ops import cast
 
     def g(*xs_dy):
         *xs, dy = xs_dy

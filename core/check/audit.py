@@ -16,13 +16,14 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from . import engine, source_location
-from .backward import GradientError, _check_grad
+from .. import engine, source_location
+from ..backward import GradientError, _check_grad
+from ..display import HtmlRepr
+from ..registry import _KERNELS
+from ..tensor import Tensor
 from .gradcheck import _DEFAULTS, GradCheckReport
-from .gradcheck_runner import run_checks
-from .gradreport import FAILURE_CLASSES
-from .registry import _KERNELS
-from .tensor import Tensor
+from .report import FAILURE_CLASSES
+from .runner import run_checks
 
 __all__ = ["audit", "AuditReport", "NodeAudit"]
 
@@ -131,7 +132,7 @@ class NodeProblem:
 
 
 def _ops():
-    from . import ops
+    from .. import ops
 
     return ops
 
@@ -170,7 +171,7 @@ class NodeAudit:
 
 
 @dataclass
-class AuditReport:
+class AuditReport(HtmlRepr):
     """What ``audit`` found. ``nodes``: a ``NodeAudit`` per checked node; ``skipped``:
     ``{"node_id", "kernel", "reason"}`` per node that could not be checked."""
 
@@ -233,19 +234,6 @@ class AuditReport:
             ],
             "skipped": list(self.skipped),
         }
-
-    def _repr_html_(self) -> str:
-        import html
-
-        rows = "".join(
-            f"<tr><td>{n.node_id}</td><td>{html.escape(n.label)}</td><td>{n.kernel}</td>"
-            f"<td><b style='color:#D55E00'>FAIL</b></td><td>{html.escape(n.failure or '')}</td>"
-            "</tr>"
-            for n in self.failures
-        )
-        badge = "PASS" if self.passed else "FAIL"
-        return (f"<div><b>{badge}</b> audit: {len(self.nodes)} nodes checked, "
-                f"{len(self.failures)} wrong<table>{rows}</table></div>")  # fmt: skip
 
 
 def _skip_reason(node) -> str | None:

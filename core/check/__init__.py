@@ -1,0 +1,6 @@
+"""Gradient checking and debugging: ``check_grads``, ``audit`` and ``detect_anomaly``.
+
+``gradcheck`` (check_grads on a function), ``audit`` (every node of a tape), ``runner`` (the
+comparisons both run), ``batched_replay`` (finite differences on a batch), ``report`` and
+``eps_sweep`` (what they hand back), ``anomaly`` (the first NaN or Inf, forward or backward).
+"""

@@ -1,0 +1,68 @@
+"""How core's reports reach a notebook: plain text always, richer formats by registration.
+
+core returns plain data (dataclasses, dicts, numbers) and a text summary (``__str__``); it
+holds no HTML and no colours. A front end registers an HTML renderer per report class
+(tapeviz does when it is imported, from ``tapeviz/present/``); a report's ``_repr_html_``
+asks the registry, and with no renderer registered returns None, which Jupyter reads as "no
+HTML: show the text". So core imports and works with no front end at all, and never imports
+one (the dependency points from tapeviz to core only).
+
+Example:
+    >>> from tapeviz.core.display import HtmlRepr, register_html
+    >>> class Note(HtmlRepr):
+    ...     def __str__(self):
+    ...         return "a note"
+    >>> Note()._repr_html_() is None  # nothing registered: Jupyter shows str()
+    True
+    >>> register_html(Note, lambda note: f"<i>{note}</i>")
+    >>> Note()._repr_html_()
+    '<i>a note</i>'
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+__all__ = ["HtmlRepr", "html_renderer", "register_html", "unregister_html"]
+
+# class, or "module.QualName" for a class whose module must not be imported to register it
+# (IPython's for_type / for_type_by_name), -> render(obj) -> str
+_HTML: dict[object, Callable[[object], str]] = {}
+
+
+def register_html(target, render: Callable[[object], str]) -> None:
+    """Show instances of ``target`` (and its subclasses) as ``render(obj)`` in a notebook.
+
+    Args:
+        target: a class, or its dotted name ``"package.module.QualName"`` (so that registering
+            does not import a module with optional dependencies).
+        render: a function of the object that returns an HTML string.
+    """
+    if not (isinstance(target, (type, str)) and callable(render)):
+        raise TypeError(
+            "register_html: expected a class or a 'module.QualName' string and a callable, "
+            f"got {target!r} and {render!r}"
+        )
+    _HTML[target] = render
+
+
+def unregister_html(target) -> None:
+    """Forget the renderer of ``target`` (a class or its dotted name); no error if none."""
+    _HTML.pop(target, None)
+
+
+def html_renderer(obj) -> Callable[[object], str] | None:
+    """The renderer registered for ``type(obj)`` or its nearest base class, or None."""
+    for cls in type(obj).__mro__:
+        render = _HTML.get(cls) or _HTML.get(f"{cls.__module__}.{cls.__qualname__}")
+        if render is not None:
+            return render
+    return None
+
+
+class HtmlRepr:
+    """Mixin: ``_repr_html_`` from the registered renderer, or None (text) when there is none."""
+
+    def _repr_html_(self) -> str | None:
+        render = html_renderer(self)
+        return None if render is None else render(self)

@@ -1,0 +1,105 @@
+"""HTML for core's reports: ``check_grads``, ``audit`` and ``CompiledLayer.info()``.
+
+core hands back plain data with a text ``__str__``; these functions draw the same content as
+a small table for a notebook. ``register_renderers`` hooks them into
+``tapeviz.core.display``, which the reports' ``_repr_html_`` consults.
+"""
+
+from __future__ import annotations
+
+import html
+
+from tapeviz.core.check.audit import AuditReport
+from tapeviz.core.check.report import FAILURE_CLASSES, GradCheckReport
+from tapeviz.core.display import register_html
+
+from .palette import FAIL, PASS
+
+__all__ = ["audit_html", "gradcheck_html", "layer_info_html", "register_renderers"]
+
+# by name: the module imports numba, which core only needs once a CompiledLayer is built
+_LAYER_INFO = "tapeviz.core.backends.numba._layer_runtime.LayerInfo"
+_COLUMNS = ("check", "result", "worst abs err", "index", "analytic", "numerical", "band",
+            "failure class")  # fmt: skip
+
+
+def register_renderers() -> None:
+    """Show core's reports as HTML in Jupyter (idempotent)."""
+    register_html(GradCheckReport, gradcheck_html)
+    register_html(AuditReport, audit_html)
+    register_html(_LAYER_INFO, layer_info_html)
+
+
+def _verdict(passed: bool) -> tuple[str, str]:
+    return (PASS, "PASS") if passed else (FAIL, "FAIL")
+
+
+def gradcheck_html(report) -> str:
+    """A ``GradCheckReport`` as a badge, one table row per check, then the notes."""
+    colour, word = _verdict(report.passed)
+    head = (
+        f"<span style='background:{colour};color:white;padding:1px 6px;border-radius:3px;"
+        f"font-weight:bold'>{word}</span> <code>check_grads({html.escape(report.function)})"
+        f"</code> order {report.order}, {report.mode} mode, eps {report.eps:g}"
+    )
+    rows = [_check_row(c) for c in report.checks]
+    rows += [
+        f"<tr><td>—</td><td>FAIL</td><td colspan=5>{html.escape(e['message'])}</td>"
+        f"<td>{html.escape(e['failure'])}</td></tr>"
+        for e in report.errors
+    ]
+    notes = "".join(f"<li>{html.escape(n)}</li>" for n in report.notes)
+    header = "".join(f"<th>{c}</th>" for c in _COLUMNS)
+    return (
+        f"<div class='tv-gradcheck'>{head}<table><tr>{header}</tr>{''.join(rows)}</table>"
+        f"{'<ul>' + notes + '</ul>' if notes else ''}</div>"
+    )
+
+
+def _check_row(c) -> str:
+    colour, word = _verdict(c.passed)
+    cells = [html.escape(c.label), f"<b style='color:{colour}'>{word}</b>"]
+    if c.abs_err.size:
+        w = c.worst_elements(1)[0]
+        cells += [f"{w['abs_err']:.3g}", str(w["index"]), f"{w['analytic']:.6g}",
+                  f"{w['numerical']:.6g}", f"{w['band']:.3g}"]  # fmt: skip
+    else:
+        cells += ["—"] * 5
+    failure = "" if c.passed else (c.failure or "value mismatch")
+    words = FAILURE_CLASSES.get(failure, "")
+    cells.append(f"<b>{html.escape(failure)}</b><br><small>{html.escape(words)}</small>")
+    row = "<tr>" + "".join(f"<td>{x}</td>" for x in cells) + "</tr>"
+    if c.passed or not c.abs_err.size:
+        return row
+    worst = "; ".join(
+        f"{e['index']}: {e['analytic']:.4g} vs {e['numerical']:.4g}"
+        for e in c.worst_elements(5)
+        if not e["passed"]
+    )
+    detail = html.escape(c.detail + (" " if c.detail else "")) + "worst (analytic vs numerical): "
+    return row + f"<tr><td></td><td colspan=7><small>{detail}{html.escape(worst)}</small></td></tr>"
+
+
+def audit_html(report) -> str:
+    """An ``AuditReport`` as a verdict line and one table row per wrong node."""
+    colour, word = _verdict(report.passed)
+    rows = "".join(
+        f"<tr><td>{n.node_id}</td><td>{html.escape(n.label)}</td>"
+        f"<td>{html.escape(n.kernel)}</td><td><b style='color:{FAIL}'>FAIL</b></td>"
+        f"<td>{html.escape(n.failure or '')}</td></tr>"
+        for n in report.failures
+    )
+    return (
+        f"<div><b style='color:{colour}'>{word}</b> audit: {len(report.nodes)} nodes "
+        f"checked, {len(report.failures)} wrong<table>{rows}</table></div>"
+    )
+
+
+def layer_info_html(info) -> str:
+    """A ``CompiledLayer.info()`` report as a two-column table."""
+    body = "".join(
+        f"<tr><th style='text-align:left'>{html.escape(k)}</th>"
+        f"<td style='text-align:left'>{html.escape(str(v))}</td></tr>"
+        for k, v in info.rows()
+    )
+    return f"<b>CompiledLayer {html.escape(info.name)}</b><table>{body}</table>"
