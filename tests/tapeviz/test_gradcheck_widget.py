@@ -224,6 +224,7 @@ def test_slope_fit_reads_no_fit_instead_of_nan():
 
 def test_slider_positions_from_the_browser_are_coalesced():
     import asyncio
+    import concurrent.futures
 
     w = tv.GradCheckWidget(_tanh_x, [0.5])
     calls = []
@@ -237,7 +238,10 @@ def test_slider_positions_from_the_browser_are_coalesced():
         assert calls == []  # nothing computed while positions are still arriving
         await asyncio.sleep(0)
 
-    asyncio.run(drag())
+    # a thread of its own: a session-wide playwright (the browser tests) leaves its event loop
+    # marked running in the main thread, where asyncio.run refuses to start another
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        pool.submit(asyncio.run, drag()).result()
     assert len(calls) == 1 and w.coalesced == 3  # one update, for the latest position
     assert w.view.data["curve"]["x_now"] == pytest.approx(0.9)
     w.point.value = 0.1  # from Python: at once
