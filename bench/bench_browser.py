@@ -34,18 +34,18 @@ def report(figures: dict) -> None:
         fit = f"{sizes['fit']:6.1f}" if "fit" in sizes else "     -"
         print(f"  {name:<28} first view {sizes['first_view']:6.1f}   fit {fit}")
     print("\ninput -> changed view, ms (bound: 50 ms p95)")
-    print(f"  {'control':<46}{'dom p50':>9}{'dom p95':>9}{'frame p50':>11}{'frame p95':>11}")
+    print(f"  {'control':<58}{'dom p50':>9}{'dom p95':>9}{'frame p50':>11}{'frame p95':>11}")
     for name, v in figures["latency_ms"].items():
         if isinstance(v, dict):
             print(
-                f"  {name:<46}{v['dom p50']:9.1f}{v['dom p95']:9.1f}"
+                f"  {name:<58}{v['dom p50']:9.1f}{v['dom p95']:9.1f}"
                 f"{v['frame p50']:11.1f}{v['frame p95']:11.1f}"
             )
         else:
-            print(f"  {name:<46}{v}")
+            print(f"  {name:<58}{v}")
     print("\nfirst view")
     for name, seconds in figures["first_view_s"].items():
-        print(f"  {name:<46}{seconds:6.2f} s")
+        print(f"  {name:<58}{seconds:6.2f} s")
 
 
 def main(argv: list[str]) -> int:

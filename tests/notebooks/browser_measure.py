@@ -33,10 +33,19 @@ LABEL_PX_JS = """(root) => {
 
 # one input -> changed DOM: the action runs, a MutationObserver sees `snap(root)` differ
 # from before (the DOM has changed: [0]), then one animation frame (about to paint: [1])
-LATENCY_JS = """async (root, [action, selector, snapExpr]) => {
+LATENCY_JS = """async (root, [action, selector, snapExpr, dwell]) => {
   const snap = new Function('root', 'return ' + snapExpr);
-  const target = root.querySelector(selector);
+  const [sel, nth] = selector.split('@@');
+  const target = nth === undefined ? root.querySelector(sel) : root.querySelectorAll(sel)[+nth];
   if (!target) return [-2, -2];
+  // a pointer that rests on its target before the click (as a hand does): "hover:" actions
+  if (action.startsWith('hover:')) {
+    for (const type of ['pointerover', 'pointerenter', 'mouseover', 'mouseenter']) {
+      target.dispatchEvent(new PointerEvent(type, {bubbles: !type.endsWith('enter')}));
+    }
+    await new Promise((r) => setTimeout(r, dwell));
+    action = action.slice(6);
+  }
   const before = snap(root);
   return await new Promise((resolve) => {
     let done = false;
@@ -50,7 +59,17 @@ LATENCY_JS = """async (root, [action, selector, snapExpr]) => {
     });
     obs.observe(root, {subtree: true, childList: true, attributes: true, characterData: true});
     if (action === 'click') target.dispatchEvent(new MouseEvent('click', {bubbles: true}));
-    else target.dispatchEvent(new KeyboardEvent('keydown', {key: action, bubbles: true}));
+    else if (action.startsWith('select:')) {  // a native <select>: choose an option
+      target.selectedIndex = +action.slice(7);
+      target.dispatchEvent(new Event('change', {bubbles: true}));
+    } else if (action.startsWith('input:')) {  // type into a text field
+      target.value = action.slice(6);
+      target.dispatchEvent(new Event('input', {bubbles: true}));
+    } else if (action.startsWith('wheel:')) {
+      const r = target.getBoundingClientRect();
+      target.dispatchEvent(new WheelEvent('wheel', {deltaY: +action.slice(6), bubbles: true,
+        cancelable: true, clientX: r.left + r.width / 2, clientY: r.top + r.height / 2}));
+    } else target.dispatchEvent(new KeyboardEvent('keydown', {key: action, bubbles: true}));
     setTimeout(() => finish([-1, -1]), 15000);
   });
 }"""
@@ -63,25 +82,38 @@ def label_px(locator) -> float | None:
     return locator.evaluate(LABEL_PX_JS)
 
 
-def latencies(page, root, steps: list[tuple[str, str]], snap: str, repeats: int) -> list:
+def latencies(
+    page,
+    root,
+    steps: list[tuple[str, str]],
+    snap: str,
+    repeats: int,
+    dwell: int = 200,
+    gap: int = 150,
+) -> list:
     """``[ms to changed DOM, ms to the next frame]`` after an input, ``repeats`` times,
     cycling through ``steps``.
 
     Args:
         page: the page (to let the kernel settle between inputs).
         root: locator of the widget.
-        steps: ``(action, selector)`` pairs: action ``"click"`` or a key name sent as a
-            keydown to the element.
+        steps: ``(action, selector)`` pairs. Action: ``"click"``; a key name, sent as a
+            keydown to the element; ``"select:<i>"`` (choose option i of a ``<select>``);
+            ``"input:<text>"`` (type into a field); ``"wheel:<deltaY>"``; any of these after
+            ``"hover:"``: the pointer rests on the element ``dwell`` ms first, and the clock
+            starts at the input. A selector ending in ``@@<k>`` takes its k-th match.
         snap: a JS expression of ``root`` whose value changes when the view has changed.
         repeats: how many inputs.
+        dwell: ms the pointer rests on the target in ``"hover:"`` actions.
+        gap: ms between inputs (the kernel's echo of the last one arrives meanwhile).
     """
     out = []
     for i in range(repeats):
         action, selector = steps[i % len(steps)]
-        ms = root.evaluate(LATENCY_JS, [action, selector, snap])
+        ms = root.evaluate(LATENCY_JS, [action, selector, snap, dwell])
         assert ms[0] >= 0, f"no change in the view after {action} on {selector!r} ({ms})"
         out.append(ms)
-        page.wait_for_timeout(150)  # let the kernel's echo arrive before the next input
+        page.wait_for_timeout(gap)  # let the kernel's echo arrive before the next input
     return out
 
 

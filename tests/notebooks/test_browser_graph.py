@@ -1,11 +1,12 @@
 """The graph at real sizes in JupyterLab (headless Chromium, 1400x1000), measured.
 
 One notebook written here holds a small graph widget, a "both" widget, a static picture, a
-1,000-op tape, an MLP backprop stepper and a gradient-check widget. The test asserts the
+1,000-op tape, an MLP backprop stepper, a gradient-check widget, a memory inspector and a
+5,000-op tape. The test asserts the
 legibility bounds (label text >= 11 px in the first view of every picture, >= 9 px after
 "fit") and that the widget follows JupyterLab's dark theme; it measures, without asserting,
-the input-to-DOM latency of each control (p50/p95) and the 1,000-op tape's time to a first
-view. Figures: test-artifacts/browser/figures.json (bench/bench_browser.py prints them);
+the input-to-DOM latency of each control (p50/p95) and the 1,000- and 5,000-op tapes' time
+to a first view. Figures: test-artifacts/browser/figures.json (bench/bench_browser.py prints them);
 screenshots: test-artifacts/browser/graph-*.png.
 """
 
@@ -58,8 +59,10 @@ CELLS = [
     "mtape.gradient(loss, model.parameters())\n"
     "tv.BackpropStepper(mtape)",
     "tv.GradCheckWidget(lambda x: tv.tanh(x) * x, np.array([0.5]))",
+    "tv.MemoryInspector(mtape)",
+    "tape5k = big(250)\ntv.GraphWidget(tape5k)",
 ]
-SMALL, BOTH, STATIC, BIG, STEPPER, GRADCHECK = range(1, 7)
+SMALL, BOTH, STATIC, BIG, STEPPER, GRADCHECK, MEMORY, BIG5K = range(1, 9)
 FIGURES = SCREENSHOTS / "figures.json"
 
 
@@ -90,6 +93,7 @@ def test_graph_sizes_latency_and_themes(lab_server, lab_page):
     run_all_cells(page)
     assert unexecuted_cells(page) == [] and widget_errors(page, (".tv-graph .tv-error",)) == []
     pictures = [("small", SMALL), ("both", BOTH), ("big-1000-ops", BIG), ("stepper", STEPPER)]
+    pictures.append(("big-5000-ops", BIG5K))
     for name, i in pictures:
         graph = _graph(page, i)
         graph.locator("svg g.node").first.wait_for(timeout=30_000)
@@ -99,6 +103,7 @@ def test_graph_sizes_latency_and_themes(lab_server, lab_page):
     figures["label_px"]["static show_graph"] = {"first_view": round(static, 1)}
     _shot(_cell(page, STATIC), "static-both")
     _shot(_cell(page, GRADCHECK), "gradcheck")
+    _shot(_cell(page, MEMORY), "memory")
     _measure_latency(page, figures["latency_ms"])
     for name, i in pictures:
         graph = _graph(page, i)
@@ -110,7 +115,9 @@ def test_graph_sizes_latency_and_themes(lab_server, lab_page):
     for name, sizes in figures["label_px"].items():
         assert sizes["first_view"] >= 11, f"{name}: first-view labels {sizes['first_view']} px"
         assert sizes.get("fit", 9) >= 9, f"{name}: labels after fit {sizes['fit']} px"
-    figures["first_view_s"]["1,000-op tape (run cell -> nodes on screen)"] = _first_view(page)
+    first = "{}-op tape (run cell -> nodes on screen)"
+    figures["first_view_s"][first.format("1,000")] = _first_view(page, BIG)
+    figures["first_view_s"][first.format("5,000")] = _first_view(page, BIG5K)
     _dark_theme(page)
     FIGURES.write_text(json.dumps(figures, indent=1))
     print(json.dumps(figures, indent=1))
@@ -127,37 +134,83 @@ def _record(out, name, values):
     }
 
 
+PANEL_SNAP = "root.querySelector('.tv-panel').textContent"
+ZOOM_SNAP = "root.querySelector('.tv-canvas').style.transform"
+SEARCH_SNAP = "root.querySelector('.tv-found').textContent"
+GC_SNAP = "root.querySelector('.tv-gc-grid')"
+# the memory inspector's view of the selected row: its details and the graph beside them
+MEM_SNAP = (
+    "Array.from(root.querySelectorAll('.tv-mem-detail, .widget-html-content'))"
+    ".map((e) => e.textContent).join('|')"
+)
+
+
 def _measure_latency(page, out):
     both = _graph(page, BOTH)
     steps = [("click", "button.tv-mode:nth-of-type(1)"), ("click", "button.tv-mode:nth-of-type(3)")]
     _record(out, "graph: mode switch", latencies(page, both, steps, SVG_SNAP, 12))
-    toggle = [("click", ".tv-toggle input")]
-    _record(out, "graph: saved on/off", latencies(page, both, toggle, SVG_SNAP, 6))
-    big = _graph(page, BIG)
-    run = [("click", ".tv-canvas g.node[data-tv-id^='m']")]
-    _record(
-        out, "graph: open 50 identical blocks (1,000 ops)", latencies(page, big, run, SVG_SNAP, 1)
-    )
-    steps = [
-        ("click", ".tv-canvas g.node[data-tv-id='c3']"),
-        ("click", ".tv-canvas g.cluster text"),
-    ]
-    both_ways = latencies(page, big, steps, SVG_SNAP, 10)
-    _record(out, "graph: expand a block (1,000 ops)", both_ways[0::2])
-    _record(out, "graph: fold it (1,000 ops)", both_ways[1::2])
+    toggle = [("click", "label.tv-toggle:nth-of-type(1) input")]
+    _record(out, "graph: saved on/off", latencies(page, both, toggle, SVG_SNAP, 8))
+    toggle = [("click", "label.tv-toggle:nth-of-type(2) input")]
+    _record(out, "graph: values on/off", latencies(page, both, toggle, SVG_SNAP, 8))
+    small = _graph(page, SMALL)
+    nodes = [("click", ".tv-canvas g.node@@1"), ("click", ".tv-canvas g.node@@2")]
+    _record(out, "graph: click a node -> details", latencies(page, small, nodes, PANEL_SNAP, 10))
+    typing = [("input:tanh", "input.tv-search"), ("input:", "input.tv-search")]
+    _record(out, "graph: search", latencies(page, small, typing, SEARCH_SNAP, 10))
+    zoom = [("click", "button.tv-zoom@@0"), ("click", "button.tv-zoom@@1")]
+    _record(out, "graph: zoom +/-", latencies(page, small, zoom, ZOOM_SNAP, 10))
+    for name, i in (("1,000", BIG), ("5,000", BIG5K)):
+        big = _graph(page, i)
+        run = [("click", ".tv-canvas g.node[data-tv-id^='m']")]
+        opened = latencies(page, big, run, SVG_SNAP, 1)
+        _record(out, f"graph: open the run of identical blocks ({name} ops)", opened)
+        page.wait_for_timeout(1000)
+        cold = [
+            ("click", ".tv-canvas g.node[data-tv-id='c3']"),
+            ("click", ".tv-canvas g.cluster text"),
+        ]
+        both_ways = latencies(page, big, cold, SVG_SNAP, 10)
+        _record(out, f"graph: expand a block, cold click ({name} ops)", both_ways[0::2])
+        _record(out, f"graph: fold it ({name} ops)", both_ways[1::2])
+        hover = [
+            ("hover:click", ".tv-canvas g.node[data-tv-id='c7']"),
+            ("hover:click", ".tv-canvas g.cluster text"),
+        ]
+        both_ways = latencies(page, big, hover, SVG_SNAP, 10, dwell=200)
+        _record(out, f"graph: expand a block, pointer on it 200 ms ({name} ops)", both_ways[0::2])
+        wheel = [("wheel:-100", ".tv-viewport"), ("wheel:100", ".tv-viewport")]
+        _record(out, f"graph: wheel zoom ({name} ops)", latencies(page, big, wheel, ZOOM_SNAP, 10))
     stepper = _cell(page, STEPPER).locator(".jp-OutputArea-output").first
     nxt = [("click", "button[title='next step']"), ("click", "button[title='back step']")]
-    snap = "root.querySelector('.tv-canvas svg')"
-    _record(out, "stepper: next step", latencies(page, stepper, nxt, snap, 8))
+    _record(out, "stepper: next / back step", latencies(page, stepper, nxt, SVG_SNAP, 10))
+    ends = [("click", "button[title='last step']"), ("click", "button[title='first step']")]
+    _record(out, "stepper: last / first", latencies(page, stepper, ends, SVG_SNAP, 6))
     gc = _cell(page, GRADCHECK).locator(".jp-OutputArea-output").first
-    keys = [("ArrowRight", ".noUi-handle"), ("ArrowLeft", ".noUi-handle")]
-    grid = "root.querySelector('.tv-gc-grid')"
-    _record(out, "gradcheck: slider step", latencies(page, gc, keys, grid, 10))
-    out["gradcheck: kernel time of the last update"] = gc.locator("small").last.inner_text()
+    keys = [("ArrowRight", ".noUi-handle@@0"), ("ArrowLeft", ".noUi-handle@@0")]
+    _record(out, "gradcheck: x slider step", latencies(page, gc, keys, GC_SNAP, 12))
+    keys = [("ArrowRight", ".noUi-handle@@1"), ("ArrowLeft", ".noUi-handle@@1")]
+    _record(out, "gradcheck: eps slider step", latencies(page, gc, keys, GC_SNAP, 12))
+    keys = [("ArrowRight", ".noUi-handle@@3"), ("ArrowLeft", ".noUi-handle@@3")]
+    _record(out, "gradcheck: range slider step", latencies(page, gc, keys, GC_SNAP, 8))
+    timing = gc.locator("small:has-text('updated in')")
+    out["gradcheck: kernel time of the last update"] = timing.last.inner_text()
+    mem = _cell(page, MEMORY).locator(".jp-OutputArea-output").first
+    _record(
+        out, "memory: select a row", latencies(page, mem, _memory_rows(mem), MEM_SNAP, 10, gap=1000)
+    )
 
 
-def _first_view(page) -> float:
-    cell = _cell(page, BIG)
+def _memory_rows(mem) -> list:
+    """Two rows of the memory inspector's table, to click in turn (a native <select> before
+    the table was drawn in the browser: choose its options)."""
+    if mem.locator(".tv-mem-table").count():
+        return [("click", ".tv-mem-table tbody tr@@1"), ("click", ".tv-mem-table tbody tr@@2")]
+    return [("select:1", "select"), ("select:2", "select")]
+
+
+def _first_view(page, i) -> float:
+    cell = _cell(page, i)
     old = cell.locator(".tv-graph").first.element_handle()
     cell.locator(".jp-InputArea-editor").click()
     t0 = time.monotonic()
