@@ -3,14 +3,28 @@
 Why anywidget: the front end is one small ES module (``tapeviz/static/graph_widget.js``)
 shipped inside the Python package, so there is no npm build and no JupyterLab extension to
 install or keep in step; the same widget runs in JupyterLab, Notebook 7, VS Code and Colab.
-Python owns the state (ipywidgets traits synced to the view): the view only reports clicks
-(``selected``) and toolbar choices (``mode``, ``show_saved``, ``show_values``); Python
-renders ``svg`` and computes ``details``, so every behaviour is testable without a browser.
+Python owns the state (ipywidgets traits synced to the view): the view reports clicks
+(``selected``) and toolbar choices (``mode``, ``show_saved``, ``show_values``, ``expanded``);
+Python renders ``svg`` and computes ``details``, so every behaviour is testable without a
+browser.
+
+Why the view answers at once: a round trip through the kernel costs 50-150 ms in JupyterLab
+before any work is done, so the pictures a control leads to are drawn ahead. ``views`` holds
+the other modes of a small graph; while the kernel is idle, Python renders the neighbours of
+the current view (the toggles, each collapsed group opened, each opened one folded) and sends
+them as custom messages keyed by ``state_key``; a pointer resting on a group asks for that
+group's picture. The view shows a picture it holds as soon as the control is used and tells
+Python afterwards (Python then sets the same ``svg``). The details of every node of a small
+graph go along too, and the stepper's highlights are ``frames`` that the view applies to the
+SVG it shows (classes and a marker: no new layout).
 """
 
 from __future__ import annotations
 
+import asyncio
 import pathlib
+import re
+from collections import OrderedDict
 
 import anywidget
 import traitlets as t
@@ -21,6 +35,32 @@ from .render import normalize_highlight, render_with_key
 from .show import fit_width, mode_of, resolve_tape
 
 _STATIC = pathlib.Path(__file__).resolve().parent.parent / "static"
+
+AHEAD_CHARS = 8 << 20  # SVG text drawn ahead and sent per settled view (about 8 MB)
+CACHE_CHARS = 48 << 20  # rendered pictures kept in the kernel
+DETAILS_AHEAD = 160  # a graph of at most this many nodes sends every node's details at once
+_NODE_ID = re.compile(r'<g id="node\d+" class="node[^"]*">\s*<title>([^<]*)</title>')
+_CLUSTER_ID = re.compile(r"<title>cluster_x(c\d+)</title>")
+_GROUP = re.compile(r"[cm]\d+")
+
+
+def state_key(mode, show_saved, show_values, collapse, rankdir, expanded) -> str:
+    """The key of one picture; graph_widget.js builds the same string (``keyOf``).
+
+    Example:
+        >>> state_key("both", True, False, "auto", "", ["m0", "c3"])
+        'both|1|0|auto||c3,m0'
+    """
+    flags = f"{int(bool(show_saved))}|{int(bool(show_values))}"
+    return f"{mode}|{flags}|{collapse}|{rankdir}|{','.join(sorted(expanded))}"
+
+
+def running_loop():
+    """The kernel's event loop when called inside it (a cell, a comm message), else None."""
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        return None
 
 
 class GraphWidget(anywidget.AnyWidget):
@@ -64,9 +104,16 @@ class GraphWidget(anywidget.AnyWidget):
     key = t.List(help="the legend as data: [fill, border, style, words] per style drawn").tag(
         sync=True
     )
-    views = t.Dict(help="{mode: [svg, key]} drawn ahead: a mode switch needs no round trip").tag(
-        sync=True
-    )
+    views = t.Dict(
+        help="{state key: [svg, key]} drawn ahead (the other modes): a switch needs no round trip"
+    ).tag(sync=True)
+    view_key = t.Unicode(
+        "", help="the state_key of `svg` ('' when highlighted: not reused for another view)"
+    ).tag(sync=True)
+    frames = t.List(
+        help="highlights the browser applies, one {node id: state} per step (the stepper)"
+    ).tag(sync=True)
+    frame = t.Int(0, help="which of `frames` is shown, 1-based; 0 for none").tag(sync=True)
     collapse = t.Enum(
         ["auto", "on", "off"], "auto", help="groups: auto (past max_nodes ops), on or off"
     ).tag(sync=True)
@@ -91,6 +138,10 @@ class GraphWidget(anywidget.AnyWidget):
         self._max_nodes = max_nodes
         self._engine = engine
         self._ready = False
+        self._cache: OrderedDict = OrderedDict()  # state key -> (svg, key), oldest first
+        self._details: dict = {}
+        self._sent: set = set()  # state keys whose picture the view holds
+        self._generation = 0  # bumped by every redraw: work ahead for an older view stops
         super().__init__(
             collapse={None: "auto", True: "on", False: "off"}[collapse],
             mode=mode_of(backward),
@@ -103,6 +154,8 @@ class GraphWidget(anywidget.AnyWidget):
             self.error = f"backward failed: {note}"
         self._ready = True
         self.redraw()
+        self._draw_modes_ahead()
+        self.on_msg(self._on_message)
 
     def highlight(self, states: dict | None = None, **more) -> GraphWidget:
         """Highlight nodes: ``w.highlight({"n3": "error: wrong scale", 5: "current"})``.
@@ -117,7 +170,7 @@ class GraphWidget(anywidget.AnyWidget):
         return self
 
     def redraw(self) -> None:
-        """Render ``svg`` (and ``views``, ``key``) from the current traits."""
+        """Render ``svg`` (and ``key``, ``view_key``) from the current traits."""
         if not self._ready:
             return
         if self.mode != "forward" and not self.has_backward:
@@ -127,56 +180,187 @@ class GraphWidget(anywidget.AnyWidget):
             )
             return
         try:
-            svg, key = self._draw(self.mode)
-            self.views = views = {self.mode: [svg, key]}
-            self.key, self.svg, self.error = key, svg, ""  # sent now: the view redraws
-            if len(self.data.ops) <= self._max_nodes and not self.highlighted:
-                for mode in ("forward", "backward", "both") if self.has_backward else ():
-                    views.setdefault(mode, list(self._draw(mode)))  # a switch is then instant
-                self.views = dict(views)
+            state = self._state()
+            if self.highlighted:
+                (svg, key), view_key = self._draw(**state), ""
+            else:
+                (svg, key), view_key = self._picture(state), state_key(**state)
+                self._sent.add(view_key)
+            with self.hold_sync():  # one message: the view knows which picture this is
+                self.view_key, self.key, self.svg, self.error = view_key, key, svg, ""
         except Exception as e:  # errors are part of the UI: shown in place of the graph
             self.error = f"graph could not be drawn: {type(e).__name__}: {e}"
+            return
+        self._draw_ahead()
 
-    def _draw(self, mode: str) -> tuple[str, list]:
+    def svg_with(self, highlight: dict) -> str:
+        """The current view drawn by Graphviz with ``highlight`` written into it (for a
+        static picture of what the browser shows with ``frames``)."""
+        return self._draw(**self._state(), highlight=highlight)[0]
+
+    def _draw(self, mode, show_saved, show_values, collapse, rankdir, expanded, highlight=None):
         return render_with_key(
             self.data,
             engine=self._engine,
             mode=mode,
-            show_saved=self.show_saved,
-            show_values=self.show_values,
-            rankdir=self.rankdir or None,
-            highlight=self.highlighted,
+            show_saved=show_saved,
+            show_values=show_values,
+            rankdir=rankdir or None,
+            highlight=self.highlighted if highlight is None else highlight,
             max_nodes=self._max_nodes,
-            collapse={"auto": None, "on": True, "off": False}[self.collapse],
-            expand=self.expanded,
+            collapse={"auto": None, "on": True, "off": False}[collapse],
+            expand=expanded,
         )
 
-    @t.observe("mode")
-    def _on_mode(self, change) -> None:
-        if change["new"] in self.views and self.has_backward:
-            self.svg, self.key = self.views[change["new"]]  # the view already shows it
-            return
-        self.redraw()
-
-    @t.observe("show_saved", "show_values", "rankdir", "highlighted", "collapse", "expanded")
+    @t.observe(
+        "mode", "show_saved", "show_values", "rankdir", "highlighted", "collapse", "expanded"
+    )
     def _on_view_change(self, change) -> None:
         self.redraw()
 
     @t.observe("selected")
     def _on_select(self, change) -> None:
-        if not change["new"]:
-            self.details = {}
+        self.details = self._details_of(change["new"]) if change["new"] else {}
+
+    # --- pictures drawn ahead ------------------------------------------------------------
+    def _state(self, **over) -> dict:
+        state = {
+            "mode": self.mode,
+            "show_saved": self.show_saved,
+            "show_values": self.show_values,
+            "collapse": self.collapse,
+            "rankdir": self.rankdir,
+            "expanded": list(self.expanded),
+        }
+        state.update(over)
+        return state
+
+    def _picture(self, state: dict) -> tuple[str, list]:
+        """The picture of ``state`` (no highlight), rendered once and kept."""
+        k = state_key(**state)
+        hit = self._cache.get(k)
+        if hit is None:
+            hit = self._cache[k] = self._draw(**state)
+            size = sum(len(v[0]) for v in self._cache.values())
+            while size > CACHE_CHARS and len(self._cache) > 1:
+                size -= len(self._cache.popitem(last=False)[1][0])
+        self._cache.move_to_end(k)
+        return hit
+
+    def _draw_modes_ahead(self) -> None:
+        """A small graph's other modes go with the first view: a switch is then instant."""
+        if len(self.data.ops) > self._max_nodes or self.highlighted or not self.has_backward:
             return
         try:
-            self.details = node_details(self.tape, self.data, change["new"])
-        except Exception as e:
-            self.details = {
-                "id": change["new"],
-                "kind": "error",
-                "title": change["new"],
-                "rows": [["error", f"{type(e).__name__}: {e}"]],
-                "sections": [],
-            }
+            views = {}
+            for mode in ("forward", "backward", "both"):
+                state = self._state(mode=mode)
+                views[state_key(**state)] = list(self._picture(state))
+        except Exception:  # the current view is drawn; the others come when asked for
+            return
+        self._sent.update(views)
+        self.views = views
+
+    def _neighbours(self) -> list[dict]:
+        """The views one control away from the current one, likeliest first."""
+        out, svg, expanded = [], self.svg, list(self.expanded)
+        if len(svg) < 200_000:  # modes and toggles of a graph small enough to draw them all
+            modes = ("forward", "backward", "both") if self.has_backward else ("forward",)
+            saved, values = not self.show_saved, not self.show_values
+            for flip in ({}, {"show_saved": saved}, {"show_values": values}):
+                out += [self._state(mode=m, **flip) for m in modes]
+            out += [self._state(mode=m, show_saved=saved, show_values=values) for m in modes]
+        for gid in dict.fromkeys(_NODE_ID.findall(svg)):  # each group drawn, opened
+            if _GROUP.fullmatch(gid) and gid not in expanded:
+                out.append(self._state(expanded=expanded + [gid]))
+        for gid in dict.fromkeys(_CLUSTER_ID.findall(svg)):  # each opened one, folded
+            out.append(self._state(expanded=[e for e in expanded if e != gid]))
+        if expanded:
+            out.append(self._state(expanded=[]))  # "fold all"
+        if self.collapse == "auto":
+            out.append(self._state(collapse="on"))  # "fit" on a big graph collapses first
+        return out
+
+    def _draw_ahead(self) -> None:
+        """While the kernel is idle, render the neighbours and send them, one per turn of its
+        event loop (a message from the view is handled between two), up to ``AHEAD_CHARS``;
+        a redraw stops the queue of an older view. Outside a kernel: nothing."""
+        self._generation += 1
+        loop = running_loop()
+        if loop is None or self.highlighted or self.error:
+            return
+        generation, queue, budget = self._generation, self._neighbours(), [AHEAD_CHARS]
+
+        def one():
+            if generation != self._generation:
+                return
+            while queue:
+                state = queue.pop(0)
+                k = state_key(**state)
+                if k in self._sent:
+                    continue
+                try:
+                    picture = self._picture(state)
+                except Exception:
+                    continue
+                budget[0] -= len(picture[0])
+                if budget[0] < 0:
+                    return
+                self._send_pictures({k: list(picture)})
+                break
+            if queue:
+                loop.call_later(0.002, one)
+
+        loop.call_later(0.01, one)
+
+    def _send_pictures(self, pictures: dict) -> None:
+        self._sent.update(pictures)
+        self.send({"pictures": pictures})
+
+    def _details_of(self, node_id: str) -> dict:
+        hit = self._details.get(node_id)
+        if hit is None:
+            try:
+                hit = node_details(self.tape, self.data, node_id)
+            except Exception as e:
+                hit = {
+                    "id": node_id,
+                    "kind": "error",
+                    "title": node_id,
+                    "rows": [["error", f"{type(e).__name__}: {e}"]],
+                    "sections": [],
+                }
+            self._details[node_id] = hit
+        return hit
+
+    def _on_message(self, _widget, content, _buffers) -> None:
+        """The view's requests: ``hello`` (a new view: send the pictures drawn ahead and, for
+        a small graph, every node's details), ``want`` (a state: its picture), ``details``
+        (node ids: theirs)."""
+        if not isinstance(content, dict):
+            return
+        if content.get("hello"):
+            self._sent = set(self.views) | {self.view_key}
+            budget, pictures = AHEAD_CHARS, {}
+            for k, v in reversed(self._cache.items()):  # the latest first
+                if k not in self._sent and len(v[0]) <= budget:
+                    budget -= len(v[0])
+                    pictures[k] = list(v)
+            if pictures:
+                self._send_pictures(pictures)
+            ids = [i for i in dict.fromkeys(_NODE_ID.findall(self.svg)) if not _GROUP.fullmatch(i)]
+            if len(ids) <= DETAILS_AHEAD:
+                self.send({"details": {i: self._details_of(i) for i in ids}})
+        want = content.get("want")
+        if isinstance(want, dict) and not self.highlighted:
+            try:
+                state = self._state(**{k: want[k] for k in self._state() if k in want})
+                self._send_pictures({state_key(**state): list(self._picture(state))})
+            except Exception:  # a bad request from the view: nothing to send
+                pass
+        ids = content.get("details")
+        if isinstance(ids, list):
+            self.send({"details": {str(i): self._details_of(str(i)) for i in ids[:50]}})
 
     def _repr_mimebundle_(self, **kwargs):
         bundle = super()._repr_mimebundle_(**kwargs)

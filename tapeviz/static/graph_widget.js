@@ -1,7 +1,12 @@
 // tapeviz GraphWidget view (anywidget ESM). Python owns the state: this view draws the
 // `svg` trait, reports clicks through `selected`, toolbar choices through `mode`,
-// `show_saved`, `show_values`, and draws the `details` dict Python computes. Text from the
-// model is only ever set with textContent; the SVG is parsed and stripped of scripts.
+// `show_saved`, `show_values`, `expanded`, and draws the `details` dict Python computes.
+// Answering at once: pictures drawn ahead (`views`, and custom messages {pictures: {state
+// key: [svg, key]}, details: {id: details}}) are shown the moment a control is used; Python
+// is told afterwards and answers with the same picture. A pointer resting on a group or a
+// node asks for its picture or details. `frames`/`frame` highlight nodes in the SVG shown
+// (the stepper), without a new layout. Text from the model is only ever set with
+// textContent; the SVG is parsed and stripped of scripts.
 
 function el(tag, cls, text) {
   const node = document.createElement(tag);
@@ -106,6 +111,52 @@ function minFontPx(svg) {
 // legibility bounds: text >= 11 px in the first view, never < 9 px after "fit". The graph
 // writes no text under MIN_PT points (tapeviz/graph/style.py; test_graph_legible.py checks it)
 const OPEN_PX = 11, FIT_PX = 9;
+const GROUP = /^[cm]\d+$/;
+// a picture's key: graph_widget.py's state_key builds the same string
+const keyOf = (s) => [s.mode, +!!s.show_saved, +!!s.show_values, s.collapse, s.rankdir,
+  [...s.expanded].sort().join(",")].join("|");
+const PICTURES_CHARS = 48e6, PARSED_MAX = 12, PARSE_AHEAD_CHARS = 1.2e6;
+// a highlight drawn in the browser: a class on the node and a marker, its words (colour
+// never alone), as tapeviz/graph/style.py's HIGHLIGHTS write them
+const MARKS = { current: "\u25b6 current", visited: "\u2713 visited", error: "\u2716 error",
+  selected: "\u25cf selected" };
+const NS = "http://www.w3.org/2000/svg";
+
+// a node's box from its outline's own coordinates (no layout: works before it is shown)
+function boxOf(shape) {
+  if (shape.tagName === "ellipse") {
+    const [cx, cy, rx, ry] = ["cx", "cy", "rx", "ry"].map((a) => +shape.getAttribute(a));
+    return { x: cx - rx, y: cy - ry, width: 2 * rx, height: 2 * ry };
+  }
+  const nums = (shape.getAttribute(shape.tagName === "path" ? "d" : "points") || "")
+    .match(/-?\d+(\.\d+)?/g) || [];
+  const xs = nums.filter((_, i) => i % 2 === 0).map(Number), ys = nums.filter((_, i) => i % 2).map(Number);
+  if (!xs.length) return { x: 0, y: 0, width: 0, height: 0 };
+  const x = Math.min(...xs), y = Math.min(...ys);
+  return { x, y, width: Math.max(...xs) - x, height: Math.max(...ys) - y };
+}
+
+function addMark(g, state) {
+  const shape = g.querySelector(".tv-shape");
+  if (!shape || !MARKS[state]) return;
+  const bb = boxOf(shape), words = MARKS[state];
+  const w = words.length * 5.4 + 8, h = 13;
+  const mark = document.createElementNS(NS, "g");
+  mark.setAttribute("class", "tv-mark tv-mark-" + state);
+  const r = document.createElementNS(NS, "rect");
+  // above the node, right-aligned; below it when the graph's top edge is too close
+  const graph = g.closest("g.graph");
+  const m = /translate\(\s*[-\d.]+[ ,]+([-\d.]+)\s*\)/.exec((graph && graph.getAttribute("transform")) || "");
+  const top = m ? -Number(m[1]) : -Infinity;
+  const x = bb.x + bb.width - w;
+  const y = bb.y - h - 1 >= top ? bb.y - h - 1 : bb.y + bb.height + 1;
+  for (const [k, v] of Object.entries({ x, y, width: w, height: h, rx: 3 })) r.setAttribute(k, v);
+  const t = document.createElementNS(NS, "text");
+  for (const [k, v] of Object.entries({ x: x + 4, y: y + 10, "font-size": "9.00" })) t.setAttribute(k, v);
+  t.textContent = words;
+  mark.append(r, t);
+  g.appendChild(mark);
+}
 
 function render({ model, el: root }) {
   root.classList.add("tv-graph");
@@ -122,7 +173,7 @@ function render({ model, el: root }) {
     const label = el("label", "tv-toggle");
     const box = el("input");
     box.type = "checkbox";
-    box.addEventListener("change", () => { model.set(name, box.checked); model.save_changes(); });
+    box.addEventListener("change", () => go({ [name]: box.checked }));
     label.append(box, document.createTextNode(" " + text));
     toggles[name] = box;
     bar.appendChild(label);
@@ -210,16 +261,33 @@ function render({ model, el: root }) {
     apply();
   };
   // pan (never zoom) so that the highlighted "current" / "error" node is in view
+  const frameStates = () => {
+    const i = model.get("frame");
+    return (i > 0 && (model.get("frames") || [])[i - 1]) || {};
+  };
   const focusHighlight = () => {
-    const states = model.get("highlighted") || {};
+    const states = Object.assign({}, model.get("highlighted") || {}, frameStates());
     const id = Object.keys(states).find((k) => /^(current|error)/.test(String(states[k])));
     panTo(id && nodeById(id));
   };
-  const nodeById = (id) => Array.from(canvas.querySelectorAll("g.node")).find((n) => n.dataset.tvId === id);
+  const nodeById = (id) => {
+    const svg = canvas.querySelector("svg");
+    return svg && svg.tvNodes ? svg.tvNodes.get(id) : null;
+  };
   // how a redraw places the graph: "readable" (the opening view), "whole" (after "fit"),
   // "user" (after a zoom or pan: a redraw keeps the user's view)
   let view = "readable";
-  const refit = () => { if (view !== "user") placeView(view === "whole"); focusHighlight(); };
+  let focusOn = null;  // a group just opened or folded: keep it in view
+  const refit = () => {
+    if (view !== "user") placeView(view === "whole");
+    focusHighlight();
+    if (focusOn) {
+      const cluster = Array.from(canvas.querySelectorAll("g.cluster"))
+        .find((c) => (c.querySelector("title") || {}).textContent === "cluster_x" + focusOn);
+      panTo(cluster || nodeById(focusOn));
+      focusOn = null;
+    }
+  };
   let fitted = false;
   new ResizeObserver(() => {
     if (!fitted && viewport.clientWidth) { fitted = true; refit(); }
@@ -231,8 +299,7 @@ function render({ model, el: root }) {
     const size = svgSize();
     const fits = size && Math.min((viewport.clientWidth - 8) / size.w, (VIEW_HEIGHT - 8) / size.h);
     if (size && fits < floors().fit && model.get("collapse") === "auto") {
-      model.set("collapse", "on"); // collapse before text gets too small; the redraw fits
-      model.save_changes();
+      if (go({ collapse: "on" })) return; // collapse before text gets too small; then fit
     }
     placeView(true);
   });
@@ -266,8 +333,9 @@ function render({ model, el: root }) {
     canvas.querySelectorAll("g.tv-xlink." + cls).forEach((e) => e.classList.remove(cls));
     if (key) canvas.querySelectorAll("g.tv-xlink." + CSS.escape(key)).forEach((e) => e.classList.add(cls));
   };
+  let localSel = null;  // a click shown before Python has heard of it
   function markSelected() {
-    const sel = model.get("selected");
+    const sel = localSel !== null ? localSel : model.get("selected");
     let key = null;
     canvas.querySelectorAll("g.node").forEach((g) => {
       const on = g.dataset.tvId === sel;
@@ -276,24 +344,36 @@ function render({ model, el: root }) {
     });
     showLinks("tv-pinned", key);
   }
-  function toggleGroup(id, on) {
+  const expandedWith = (id, on) => {
     const now = new Set(model.get("expanded") || []);
     if (on) now.add(id); else now.delete(id);
-    model.set("expanded", Array.from(now));
-    model.save_changes();
+    return Array.from(now);
+  };
+  function toggleGroup(id, on) {
+    focusOn = id;
+    go({ expanded: expandedWith(id, on) });
   }
   function wireNode(g) {
     const title = g.querySelector("title");
     if (!title) return;
     g.dataset.tvId = title.textContent;
     g.style.cursor = "pointer";
-    g.addEventListener("pointerenter", () => showLinks("tv-hover", ofKey(g)));
+    g.addEventListener("pointerenter", () => {
+      showLinks("tv-hover", ofKey(g));
+      const id = g.dataset.tvId;
+      if (GROUP.test(id)) want({ expanded: expandedWith(id, true) });
+      else wantDetails(id);
+    });
     g.addEventListener("pointerleave", () => showLinks("tv-hover", null));
     g.addEventListener("click", (e) => {
       if (drag && drag.moved) return;
       e.stopPropagation();
-      if (/^[cm]\d+$/.test(g.dataset.tvId)) { toggleGroup(g.dataset.tvId, true); return; }
-      model.set("selected", g.dataset.tvId);
+      const id = g.dataset.tvId;
+      if (GROUP.test(id)) { toggleGroup(id, true); return; }
+      localSel = id;
+      markSelected();
+      if (details.has(id)) drawDetails(details.get(id));
+      model.set("selected", id);
       model.save_changes();
     });
   }
@@ -304,6 +384,7 @@ function render({ model, el: root }) {
     const label = g.querySelector("text");
     if (!label) return;
     label.style.cursor = "pointer";
+    label.addEventListener("pointerenter", () => want({ expanded: expandedWith(m[1], false) }));
     label.addEventListener("click", (e) => { e.stopPropagation(); toggleGroup(m[1], false); });
   }
   // parsed, wired pictures by their text: a mode switch back and forth re-uses them
@@ -315,8 +396,14 @@ function render({ model, el: root }) {
       if (svg) {
         svg.querySelectorAll("g.node").forEach(wireNode);
         svg.querySelectorAll("g.cluster").forEach(wireCluster);
+        svg.tvNodes = new Map();
+        svg.querySelectorAll("g.node").forEach((g) => {
+          svg.tvNodes.set(g.dataset.tvId, g);
+          const shape = g.querySelector("polygon, path, ellipse");  // the box, drawn first
+          if (shape) shape.classList.add("tv-shape");
+        });
       }
-      if (parsed.size >= 6) parsed.delete(parsed.keys().next().value);
+      if (parsed.size >= PARSED_MAX) parsed.delete(parsed.keys().next().value);
       parsed.set(text, svg);
     }
     return svg;
@@ -330,13 +417,26 @@ function render({ model, el: root }) {
     canvas.appendChild(svg);
     fontPx = minFontPx(svg);
     markSelected();
+    applyFrame();
     runSearch(false);
     drawCrumb();
     return true;
   }
+  // the stepper's highlight of the step shown: classes and a marker on nodes of this SVG
+  function applyFrame() {
+    canvas.querySelectorAll("g.tv-mark").forEach((m) => m.remove());
+    canvas.querySelectorAll("g.node[data-tv-state]").forEach((g) => delete g.dataset.tvState);
+    for (const [id, state] of Object.entries(frameStates())) {
+      const g = nodeById(id);
+      if (!g) continue;
+      g.dataset.tvState = state;
+      addMark(g, state);
+    }
+  }
   // a breadcrumb for big graphs: how the view is collapsed, and a way back
   const foldAll = el("button", "tv-fold-all", "fold all");
-  foldAll.addEventListener("click", () => { model.set("expanded", []); model.save_changes(); });
+  foldAll.addEventListener("pointerenter", () => want({ expanded: [] }));
+  foldAll.addEventListener("click", () => go({ expanded: [] }));
   function drawCrumb() {
     const ids = Array.from(canvas.querySelectorAll("g.node")).map((g) => g.dataset.tvId);
     const groups = ids.filter((id) => /^[cm]\d+$/.test(id)).length;
@@ -378,14 +478,58 @@ function render({ model, el: root }) {
     panel.style.display = panelShown ? "" : "none";
     panelBtn.classList.toggle("tv-active", panelShown);
   }
-  // a mode drawn ahead switches here, at once; Python is told and answers with the same SVG
-  function setMode(m) {
-    const ahead = (model.get("views") || {})[m];
-    if (ahead) { drawSvg(ahead[0]); drawKey(keyRow, ahead[1]); }  // the picture first
-    model.set("mode", m);
+  // pictures drawn ahead, by key: a control shows one at once, then tells Python, which
+  // answers with the same SVG; `asked`: keys requested from Python, not yet come
+  const pictures = new Map(), asked = new Set(), details = new Map();
+  let picturesChars = 0, drawnKey = null;
+  const stateOf = (over) => Object.assign({
+    mode: model.get("mode"), show_saved: model.get("show_saved"),
+    show_values: model.get("show_values"), collapse: model.get("collapse"),
+    rankdir: model.get("rankdir"), expanded: model.get("expanded") || [],
+  }, over || {});
+  const highlighted = () => Object.keys(model.get("highlighted") || {}).length > 0;
+  function remember(k, picture) {
+    if (!k) return;
+    if (pictures.has(k)) picturesChars -= pictures.get(k)[0].length;
+    pictures.delete(k);
+    pictures.set(k, picture);
+    picturesChars += picture[0].length;
+    while (picturesChars > PICTURES_CHARS && pictures.size > 1) {
+      const [old, p] = pictures.entries().next().value;
+      pictures.delete(old);
+      picturesChars -= p[0].length;
+    }
+  }
+  function show(k, picture) {
+    drawnKey = k;
+    drawSvg(picture[0]);
+    drawKey(keyRow, picture[1]);
+  }
+  // a control: its picture at once when drawn ahead; Python is told either way
+  function go(over) {
+    const k = keyOf(stateOf(over)), ahead = !highlighted() && pictures.get(k);
+    if (ahead) show(k, ahead);
+    for (const [name, v] of Object.entries(over)) model.set(name, v);
     model.save_changes();
     if (ahead) requestAnimationFrame(refit);  // layout reads after the swap, not before
+    return !!ahead;
   }
+  let hoverKey = null;
+  function want(over) {
+    const s = stateOf(over), k = keyOf(s);
+    hoverKey = k;
+    if (pictures.has(k)) parseAhead([pictures.get(k)[0]], true);
+    if (highlighted() || pictures.has(k) || asked.has(k)) return;
+    asked.add(k);
+    model.send({ want: s });
+  }
+  const detailsAsked = new Set();
+  function wantDetails(id) {
+    if (!id || details.has(id) || detailsAsked.has(id)) return;
+    detailsAsked.add(id);
+    model.send({ details: [id] });
+  }
+  function setMode(m) { go({ mode: m }); }
   function drawToolbar() {
     for (const [m, b] of Object.entries(modes)) {
       b.classList.toggle("tv-active", model.get("mode") === m);
@@ -399,30 +543,95 @@ function render({ model, el: root }) {
     message.style.display = text ? "block" : "none";
   }
 
+  let drawnDetails = null;
+  function drawDetails(d) {
+    const text = JSON.stringify(d || {});
+    if (text !== drawnDetails) { drawnDetails = text; drawPanel(panel, d); }
+    if (!panelShown && !panelTouched && (d || {}).id) {
+      panelShown = true;
+      drawChrome();
+    }
+  }
+  // the picture Python sent: drawn unless the user has moved on to another view since
+  function syncPicture() {
+    const k = model.get("view_key"), picture = [model.get("svg"), model.get("key")];
+    remember(k, picture);
+    if (k && k !== keyOf(stateOf())) return;
+    const changed = picture[0] !== drawnSvg;
+    show(k, picture);
+    if (changed) refit();
+  }
+  const rememberViews = () => {
+    for (const [k, v] of Object.entries(model.get("views") || {})) remember(k, v);
+  };
+  // pictures parsed ahead, one per idle moment, likeliest first (the order Python sent
+  // them); a pointer resting on a group puts its picture first
+  const idle = window.requestIdleCallback || ((f) => setTimeout(f, 50));
+  let parseQueue = [], pumping = false;
+  const pump = () => {
+    pumping = false;
+    const text = parseQueue.shift();
+    if (text !== undefined && !parsed.has(text)) parseSvg(text);
+    if (parseQueue.length) { pumping = true; idle(pump); }
+  };
+  const parseAhead = (texts, first) => {
+    texts = texts.filter((t) => t.length <= PARSE_AHEAD_CHARS && !parsed.has(t));
+    parseQueue = first ? texts.concat(parseQueue) : parseQueue.concat(texts);
+    parseQueue = parseQueue.slice(0, PARSED_MAX);
+    if (parseQueue.length && !pumping) { pumping = true; idle(pump); }
+  };
+  rememberViews();
+  remember(model.get("view_key"), [model.get("svg"), model.get("key")]);
+  drawnKey = model.get("view_key");
   drawSvg(model.get("svg"));
   drawKey(keyRow, model.get("key"));
   drawToolbar();
   drawError();
   drawChrome();
-  drawPanel(panel, model.get("details"));
+  drawDetails(model.get("details"));
   requestAnimationFrame(refit);
-  model.on("change:svg", () => { if (drawSvg(model.get("svg"))) refit(); });
-  model.on("change:key", () => drawKey(keyRow, model.get("key")));
-  const parseAhead = () => {
-    const views = Object.values(model.get("views") || {});
-    const idle = window.requestIdleCallback || ((f) => setTimeout(f, 50));
-    idle(() => views.forEach(([text]) => parseSvg(text)));
-  };
-  model.on("change:views", parseAhead);
-  parseAhead();
+  model.on("change:svg", syncPicture);
+  model.on("change:key", syncPicture);
+  model.on("change:views", () => {
+    rememberViews();
+    parseAhead(Object.values(model.get("views") || {}).map((v) => v[0]));
+  });
+  parseAhead(Object.values(model.get("views") || {}).map((v) => v[0]));
+  model.on("msg:custom", (msg) => {
+    if (!msg) return;
+    const now = keyOf(stateOf()), small = [];
+    for (const [k, picture] of Object.entries(msg.pictures || {})) {
+      remember(k, picture);
+      asked.delete(k);
+      if (k === now && drawnKey !== now && !highlighted()) {  // asked for, then clicked
+        show(k, picture);
+        requestAnimationFrame(refit);
+      } else if (k === hoverKey) parseAhead([picture[0]], true);
+      else small.push(picture[0]);
+    }
+    parseAhead(small, false);
+    for (const [id, d] of Object.entries(msg.details || {})) {
+      details.set(id, d);
+      detailsAsked.delete(id);
+    }
+  });
+  model.send({ hello: true });  // Python sends what it drew ahead, and small graphs' details
   model.on("change:mode change:show_saved change:show_values change:has_backward", drawToolbar);
   model.on("change:error", drawError);
-  model.on("change:selected", markSelected);
+  model.on("change:selected", () => { localSel = null; markSelected(); });
   model.on("change:details", () => {
-    drawPanel(panel, model.get("details"));
-    if (!panelShown && !panelTouched && (model.get("details") || {}).id) {
-      panelShown = true;
-      drawChrome();
+    const d = model.get("details") || {};
+    const sel = localSel !== null ? localSel : model.get("selected");
+    if (!d.id || d.id === sel) drawDetails(d);  // not an earlier click's, arriving late
+  });
+  model.on("change:frame change:frames", () => {
+    applyFrame();
+    focusHighlight();
+    const id = Object.keys(frameStates()).find((k) => frameStates()[k] === "current");
+    if (id && details.has(id)) {  // the current node's details, before Python sends them
+      localSel = id;
+      markSelected();
+      drawDetails(details.get(id));
     }
   });
   return () => {

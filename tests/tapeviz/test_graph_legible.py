@@ -12,6 +12,7 @@ from tapeviz.graph import extract, render_svg, to_dot
 from tapeviz.graph.nodes import LEGEND_COLUMNS
 from tapeviz.graph.render import render_with_key, style_plain_labels
 from tapeviz.graph.style import MIN_PT
+from tapeviz.graph.widget import state_key
 
 SVG = "{http://www.w3.org/2000/svg}"
 
@@ -122,11 +123,68 @@ def test_wasm_labels_get_bold_titles_and_small_print():
 def test_widget_draws_modes_ahead_and_switches_without_a_redraw():
     tape, *_ = reuse_tape()
     w = tv.GraphWidget(tape)
-    assert set(w.views) == {"forward", "backward", "both"}
+    key = {m: state_key(m, True, True, "auto", "", []) for m in ("forward", "backward", "both")}
+    assert set(w.views) == set(key.values()) and w.view_key == key["forward"]
     before = dict(w.views)
     w.mode = "both"
-    assert w.svg == before["both"][0] and w.key == before["both"][1]
-    assert w.views == before  # nothing was drawn again
+    assert w.svg == before[key["both"]][0] and w.key == before[key["both"]][1]
+    assert w.view_key == key["both"] and w.views == before  # nothing was drawn again
+
+
+def _sent(w) -> list:
+    """What the widget sends its view (custom messages), captured."""
+    out = []
+    w.send = lambda content, buffers=None: out.append(content)
+    return out
+
+
+def test_widget_answers_the_views_requests_for_pictures_and_details():
+    tape = scoped_tape(blocks=10, ops_per_block=8)
+    w = tv.GraphWidget(tape, engine="wasm")
+    sent = _sent(w)
+    gid = re.findall(r"<title>(c\d+)</title>", w.svg)[0]
+    w._on_message(w, {"want": {"expanded": [gid]}}, [])  # a pointer rests on the group
+    ((k, (svg, _)),) = sent[-1]["pictures"].items()
+    assert k == state_key("forward", True, True, "auto", "", [gid]) and f"cluster_x{gid}" in svg
+    w.expanded = [gid]  # the click: Python's picture is the one the view already shows
+    assert w.svg == svg and w.view_key == k
+    w._on_message(w, {"details": ["n1"]}, [])
+    assert sent[-1]["details"]["n1"]["rows"][0][0] == "kernel"
+    w._on_message(w, {"hello": True}, [])  # a new view gets what was drawn
+    assert any(state_key("forward", True, True, "auto", "", []) in m.get("pictures", {})
+               for m in sent[-2:])  # fmt: skip
+    small, *_ = reuse_tape()
+    s = tv.GraphWidget(small)
+    sent = _sent(s)
+    s._on_message(s, {"hello": True}, [])
+    ids = re.findall(r'class="node[^"]*">\s*<title>([^<]*)</title>', s.svg)
+    assert set(sent[-1]["details"]) == set(ids)  # a small graph: every node's details
+
+
+def test_in_a_kernel_the_widget_draws_the_neighbouring_views_while_idle():
+    import asyncio
+    import concurrent.futures
+
+    w = tv.GraphWidget(scoped_tape(blocks=10, ops_per_block=8), engine="wasm")
+    sent = _sent(w)
+    groups = re.findall(r"<title>(c\d+)</title>", w.svg)
+
+    async def kernel():  # as in a cell: the redraw happens inside the kernel's event loop
+        w.show_values = False
+        await asyncio.sleep(0)
+        assert sent == []  # nothing yet: the cell's own picture goes first
+        for _ in range(200):
+            await asyncio.sleep(0.02)
+
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:  # see test_gradcheck_widget
+        pool.submit(asyncio.run, kernel()).result()
+    ahead = {k for m in sent for k in m["pictures"]}
+    opened = {state_key("forward", True, False, "auto", "", [g]) for g in groups}
+    assert opened <= ahead  # every group, opened
+    assert state_key("forward", True, True, "auto", "", []) not in ahead  # the view had it
+    assert state_key("both", False, False, "auto", "", []) in ahead
+    w.show_values = True  # outside a loop: nothing is drawn ahead
+    assert len({k for m in sent for k in m["pictures"]}) == len(ahead)
 
 
 def test_widget_opens_big_tapes_collapsed_and_expands_on_request():
