@@ -14,8 +14,13 @@ from ._common import error_html, fmt_shape, preview, static_bundle
 from ._graph import HighlightGraph, wrap_svg
 from .stepper_ask import AskPanel
 from .stepper_data import consumers, step_data, visited_highlight
+from .stepper_view import StepperView
 
 _TITLE, _RULE, _NOTE = OKABE_ITO["blue"], GREY["rule"], GREY["edge"]
+
+# a tape with at most this many steps has every step's panel drawn at once (the view then
+# steps without the kernel); past it, the kernel sends each step's panel as it is shown
+PAGES_AT_ONCE = 400
 
 _NO_STEPS = (
     "this tape has no backward pass to step through: call tape.gradient(target, sources) "
@@ -51,6 +56,12 @@ class BackpropStepper(W.VBox):
     At each step the graph highlights the current node (visited ones dimmed) and a panel
     shows the incoming ``dy``, the saved values used, the local derivative (formula and
     numbers), the gradients produced and the accumulation into tensors used more than once.
+
+    Every step's title and panel are made at once: the controls (``StepperView``, drawn in
+    the browser) show a step without a round trip to the kernel and are linked in the
+    browser to the panel and the graph's highlight (``GraphWidget.frames``). ``first``,
+    ``back``, ``next``, ``last``, ``slider`` and ``play`` drive it from Python. Ask mode keeps
+    ipywidgets controls: each answer is checked in Python.
 
     Args:
         tape: a ``tv.Tape`` on which ``gradient()`` was called (``persistent=True`` keeps
@@ -98,10 +109,43 @@ class BackpropStepper(W.VBox):
             super().__init__([W.HTML(error_html("BackpropStepper", msg))])
             return
         controls = self._controls(len(steps), interval_ms)
+        if self.quiz is not None:
+            super().__init__([self.title, controls, self.graph_html, self.quiz.box])
+            self._show()
+            return
+        self._pages = [self._page(i) for i in range(min(len(steps), PAGES_AT_ONCE))]
+        n, at_once = len(steps), len(steps) <= PAGES_AT_ONCE
+        self.head = StepperView(part="head", count=n, interval_ms=interval_ms,
+                                pages=[p[0] for p in self._pages] if at_once else [])  # fmt: skip
+        self.panel_view = StepperView(part="panel", count=n,
+                                      pages=[p[1] for p in self._pages] if at_once else [])  # fmt: skip
+        W.link((self.slider, "value"), (self.head, "value"))  # Python drives the view
+        self._links = [W.jslink((self.head, "value"), (self.panel_view, "value"))]
         view = self.graph_view if self.graph_view is not None else self.graph_html
-        below = self.quiz.box if self.quiz is not None else self.panel
-        super().__init__([self.title, controls, view, below])
+        if self.graph_view is not None:  # the highlight of every step, applied in the browser
+            self.graph_view.frames = [
+                {f"n{k}": v for k, v in visited_highlight(tape, i).items()} for i in range(n)
+            ]
+            self._links.append(W.jslink((self.head, "value"), (self.graph_view, "frame")))
+        super().__init__([self.head, view, self.panel_view])
         self._show()
+
+    def _page(self, i: int) -> tuple[str, str, dict]:
+        """Step ``i``'s title and panel HTML and its data."""
+        data = {"label": str(self.tape.node(self.tape.backward_steps[i].node_id).label)}
+        try:
+            data = step_data(self.tape, i, self._users)
+            panel = self._panel_html(data, self.tape.backward_steps[i].node_id)
+        except Exception as e:
+            panel = error_html(f"step {i + 1} could not be shown", e)
+        title = (
+            f"<h4 style='margin:2px 0'>{html.escape(self._title_of(i, data))} "
+            f"<small>(node {self.tape.backward_steps[i].node_id})</small></h4>"
+        )
+        return title, panel, data
+
+    def _title_of(self, i: int, data: dict) -> str:
+        return f"step {i + 1} of {self.count}: {data.get('label', '')}"
 
     def _controls(self, n: int, interval_ms: int) -> W.HBox:
         """first / back / play / next / last and the step slider, wired to ``go``."""
@@ -157,21 +201,17 @@ class BackpropStepper(W.VBox):
         if self.quiz is not None:
             self._show_quiz(i)
             return
-        try:
-            self.data = step_data(self.tape, i, self._users)
-            self.panel.value = self._panel_html()
-        except Exception as e:
-            self.panel.value = error_html(f"step {i + 1} could not be shown", e)
-        self.title.value = (
-            f"<h4 style='margin:2px 0'>{html.escape(self.title_text)} "
-            f"<small>(node {self.current.node_id})</small></h4>"
-        )
+        title, panel, self.data = self._pages[i] if i < len(self._pages) else self._page(i)
+        self.panel.value, self.title.value = panel, title
+        if self.count > PAGES_AT_ONCE:  # the view has no pages: send this one
+            with self.head.hold_sync(), self.panel_view.hold_sync():
+                self.head.page, self.head.page_at = title, i + 1
+                self.panel_view.page, self.panel_view.page_at = panel, i + 1
         self.first.disabled = self.back.disabled = i == 0
         self.next.disabled = self.last.disabled = i == self.count - 1
-        if self.graph_view is not None:  # the live graph pans to the current node itself
-            self.graph_view.highlight(self.highlight)
+        if self.graph_view is not None:  # the view applies frames[i] itself; this is Python's
+            self.graph_view.frame = i + 1
             self.graph_view.selected = f"n{self.current.node_id}"  # its details beside
-            self.graph_html.value = wrap_svg(self.graph_view.svg)
         elif self._graph is not None:
             self.graph_html.value = self._graph.html(self.highlight)
 
@@ -189,9 +229,10 @@ class BackpropStepper(W.VBox):
         except Exception as e:
             self.graph_html.value = error_html("the lesson graph could not be drawn", e)
 
-    def _panel_html(self) -> str:
-        d = self.data
-        first = _section("incoming dy", "".join(_value_html(a) for a in d["dy"]) + self._sum_note())
+    def _panel_html(self, d: dict, node_id: int) -> str:
+        first = _section(
+            "incoming dy", "".join(_value_html(a) for a in d["dy"]) + self._sum_note(node_id)
+        )
         if d["backward_node_ids"]:
             first += _section("ops the gradient ran", f"backward nodes {d['backward_node_ids']}")
         first += _section("saved values used", _saved_html(d))
@@ -210,9 +251,9 @@ class BackpropStepper(W.VBox):
             f"font-size:13px;border-top:1px solid {_RULE}'>{cols}</div>"
         )
 
-    def _sum_note(self) -> str:
+    def _sum_note(self, node_id: int) -> str:
         """Where dy is a sum: the output was read by several nodes, each sent a share."""
-        node = self.tape.node(self.current.node_id)
+        node = self.tape.node(node_id)
         readers = [r for out in node.outputs for r in self._users.get(out.id, [])]
         if len(readers) < 2:
             return ""
@@ -226,7 +267,17 @@ class BackpropStepper(W.VBox):
         if self.error is not None:
             return error_html("BackpropStepper", self.error)
         below = self.quiz.question.value + self.quiz.result.value if self.quiz else self.panel.value
-        return self.title.value + self.graph_html.value + below
+        graph = self.graph_html.value
+        if self.graph_view is not None:  # the live graph highlights in the browser: draw it
+            graph = wrap_svg(self._static_graph())
+        return self.title.value + graph + below
+
+    def _static_graph(self) -> str:
+        """The graph with this step's highlight, drawn by Graphviz (saved notebooks)."""
+        try:
+            return self.graph_view.svg_with(self.graph_view.frames[self.index])
+        except Exception:  # the picture without the highlight rather than none
+            return self.graph_view.svg
 
     def _repr_mimebundle_(self, include=None, exclude=None):
         text = "BackpropStepper: " + (str(self.error) if self.error else self.title_text)

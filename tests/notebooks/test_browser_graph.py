@@ -138,6 +138,11 @@ PANEL_SNAP = "root.querySelector('.tv-panel').textContent"
 ZOOM_SNAP = "root.querySelector('.tv-canvas').style.transform"
 SEARCH_SNAP = "root.querySelector('.tv-found').textContent"
 GC_SNAP = "root.querySelector('.tv-gc-grid')"
+# the node the stepper's graph marks "current" (written in the node, or a marker on it)
+CURRENT_SNAP = (
+    "(Array.from(root.querySelectorAll('.tv-canvas g.node'))"
+    ".find((g) => g.textContent.includes('current')) || {}).id"
+)
 # the memory inspector's view of the selected row: its details and the graph beside them
 MEM_SNAP = (
     "Array.from(root.querySelectorAll('.tv-mem-detail, .widget-html-content'))"
@@ -183,9 +188,9 @@ def _measure_latency(page, out):
         _record(out, f"graph: wheel zoom ({name} ops)", latencies(page, big, wheel, ZOOM_SNAP, 10))
     stepper = _cell(page, STEPPER).locator(".jp-OutputArea-output").first
     nxt = [("click", "button[title='next step']"), ("click", "button[title='back step']")]
-    _record(out, "stepper: next / back step", latencies(page, stepper, nxt, SVG_SNAP, 10))
+    _record(out, "stepper: next / back step", latencies(page, stepper, nxt, CURRENT_SNAP, 10))
     ends = [("click", "button[title='last step']"), ("click", "button[title='first step']")]
-    _record(out, "stepper: last / first", latencies(page, stepper, ends, SVG_SNAP, 6))
+    _record(out, "stepper: last / first", latencies(page, stepper, ends, CURRENT_SNAP, 6))
     gc = _cell(page, GRADCHECK).locator(".jp-OutputArea-output").first
     keys = [("ArrowRight", ".noUi-handle@@0"), ("ArrowLeft", ".noUi-handle@@0")]
     _record(out, "gradcheck: x slider step", latencies(page, gc, keys, GC_SNAP, 12))
