@@ -1,6 +1,10 @@
 // tapeviz GradCheckWidget plots (anywidget ESM): the kernel sends numbers (`data`), this
-// view draws four small SVG plots at once, so a slider move redraws without a PNG round
-// trip. Colour never alone: every series also has a marker or a dash pattern and words.
+// view draws four small SVG plots at once, with the PASS/FAIL badge and the worst entries
+// (HTML the kernel made, every value escaped). The sliders are linked in the browser to
+// `point`, `eps`, `range`; positions the kernel checked ahead come as custom messages
+// ({frames: [[i, j, views]], curves: {j: curve}}), so a slider's new position is drawn at
+// once and the kernel's own `data` for it replaces it when it comes. Colour never alone:
+// every series also has a marker or a dash pattern and words.
 
 const NS = "http://www.w3.org/2000/svg";
 const C = { blue: "#0072B2", orange: "#E69F00", green: "#009E73", red: "#D55E00", purple: "#CC79A7" };
@@ -163,20 +167,71 @@ function draw(root, data) {
   if (data.errors) errors(cell(), data.errors);
   if (data.sweep) sweep(cell(), data.sweep);
   if (data.curve) curve(cell(), data.curve);
-  root.replaceChildren(grid);
+  const badge = document.createElement("div");
+  badge.className = "tv-gc-badge";
+  badge.innerHTML = data.badge || "";  // the kernel's HTML: every value escaped there
+  const worst = document.createElement("div");
+  worst.className = "tv-gc-worst";
+  worst.innerHTML = data.worst || "";
+  root.replaceChildren(badge, grid, worst);
+}
+
+const near = (a, b) => Math.abs(a - b) <= 1e-9 * Math.max(1, Math.abs(a), Math.abs(b));
+
+// the range drawn, cut out of f over the whole range slider (checked ahead)
+function cut(wide, lo, hi, x_now) {
+  const keep = wide.x.map((x, i) => (x >= lo - 1e-12 && x <= hi + 1e-12 ? i : -1)).filter((i) => i >= 0);
+  const pick = (a) => keep.map((i) => a[i]);
+  return { x: pick(wide.x), f: pick(wide.f), custom: pick(wide.custom), numeric: pick(wide.numeric), x_now };
 }
 
 function render({ model, el }) {
   el.classList.add("tv-gc-plots");
-  // coalesce: draw the latest data once per animation frame, however many arrive
+  const frames = new Map(), curves = new Map();
+  // what to draw for the sliders as they are now: the kernel's data when it is for this
+  // position, else the position checked ahead, else (not checked yet) what is drawn stays
+  const compose = () => {
+    const data = model.get("data") || {}, at = data.at, g = data.grid;
+    const point = model.get("point"), eps = model.get("eps"), range = model.get("range") || [];
+    const same = (a, b) => a && b && a.length === b.length && a.every((v, i) => near(v, b[i]));
+    if (!at || !g) return data;
+    if (near(at.point, point) && near(at.eps, eps) && same(at.range, range)) return data;
+    const i = Math.round((point - g.p0) / g.pstep), j = Math.round((Math.log10(eps) - g.e0) / g.estep);
+    let out = data;
+    if (!near(at.point, point) || !near(at.eps, eps)) {
+      const frame = frames.get(i + ":" + j);
+      if (!frame) return null;
+      out = Object.assign({}, data, frame);
+    }
+    if (data.one_d && data.curve) {
+      const wide = curves.get(String(j));
+      if (wide && range.length === 2) out.curve = cut(wide, range[0], range[1], point);
+      else if (near(at.eps, eps) && same(at.range, range)) out.curve = Object.assign({}, data.curve, { x_now: point });
+      else return null;
+    }
+    return out;
+  };
+  // coalesce: draw once per animation frame, however many changes arrive
   let pending = false;
   const redraw = () => {
     if (pending) return;
     pending = true;
-    requestAnimationFrame(() => { pending = false; draw(el, model.get("data") || {}); });
+    requestAnimationFrame(() => {
+      pending = false;
+      const d = compose();
+      if (d) draw(el, d);
+    });
   };
   draw(el, model.get("data") || {});
   model.on("change:data", redraw);
+  model.on("change:point change:eps change:range", redraw);
+  model.on("msg:custom", (msg) => {
+    if (!msg) return;
+    for (const [i, j, frame] of msg.frames || []) frames.set(i + ":" + j, frame);
+    for (const [j, c] of Object.entries(msg.curves || {})) if (c) curves.set(j, c);
+    if (frames.size > 6000) frames.delete(frames.keys().next().value);
+  });
+  model.send({ hello: true });  // the kernel sends what it checked ahead
 }
 
 export default { render };

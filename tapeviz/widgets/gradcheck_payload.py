@@ -19,51 +19,64 @@ def _list(a) -> list:
     return [float(v) if np.isfinite(v) else None for v in flat]
 
 
-def payload(widget) -> dict:
-    """The data of the four views from a ``GradCheckWidget``'s latest check.
+def payload(widget, c=None, failed: bool = False) -> dict:
+    """The data of the four views from a ``GradCheckWidget``'s latest check, or from the
+    check ``c`` at another slider position (``GradCheckWidget.check_at``).
 
     Returns:
         ``{"one_d", "message", "scatter", "errors", "sweep", "curve"}``; a view with
         nothing to draw is None (and ``message`` says why when the check did not run).
     """
-    c = widget.check
+    from .gradcheck_data import failure_words
+
+    check = c.check if c is not None else widget.check
     out = {"one_d": bool(widget.one_d), "message": "", "scatter": None, "errors": None}
     out.update(sweep=None, curve=None)
-    if c is None:
-        out["message"] = widget.failure_class
+    if failed:
+        return out  # the badge says what failed
+    if check is None:
+        report = c.report if c is not None else widget.report
+        out["message"] = failure_words(report, check)
     else:
-        tol = c.atol + c.rtol * np.abs(c.numerical)
+        tol = check.atol + check.rtol * np.abs(check.numerical)
         out["scatter"] = {
-            "numerical": _list(c.numerical),
-            "analytic": _list(c.analytic),
-            "passed": [bool(v) for v in np.asarray(c.passed_mask).reshape(-1)[:MAX_POINTS]],
-            "atol": float(c.atol),
-            "rtol": float(c.rtol),
+            "numerical": _list(check.numerical),
+            "analytic": _list(check.analytic),
+            "passed": [bool(v) for v in np.asarray(check.passed_mask).reshape(-1)[:MAX_POINTS]],
+            "atol": float(check.atol),
+            "rtol": float(check.rtol),
         }
-        shape = list(c.abs_err.shape) if c.abs_err.ndim >= 2 else [int(c.abs_err.size)]
-        out["errors"] = {"abs_err": _list(c.abs_err), "tol": _list(tol), "shape": shape[:2]}
-        out["sweep"] = _sweep(widget)
-    if widget.one_d and widget.curve is not None:
-        xs, fx, custom, numeric = widget.curve
-        out["curve"] = {
-            "x": _list(xs),
-            "f": _list(fx),
-            "custom": _list(custom),
-            "numeric": _list(numeric),
-            "x_now": float(widget.point.value),
-        }
+        a = check.abs_err
+        shape = list(a.shape) if a.ndim >= 2 else [int(a.size)]
+        out["errors"] = {"abs_err": _list(a), "tol": _list(tol), "shape": shape[:2]}
+        if c is not None:
+            out["sweep"] = _sweep(c.sweep, c.sweep_error, c.eps)
+        else:
+            out["sweep"] = _sweep(widget.sweep, widget.sweep_error, widget.eps.value)
+    if widget.one_d and widget.curve is not None and c is None:
+        out["curve"] = payload_curve(*widget.curve, widget.point.value)
     return out
 
 
-def _sweep(widget) -> dict:
-    s = widget.sweep
+def payload_curve(xs, fx, custom, numeric, x_now) -> dict:
+    """The 1-D view: f, the custom and the numerical derivative, and the point marked."""
+    return {
+        "x": _list(xs),
+        "f": _list(fx),
+        "custom": _list(custom),
+        "numeric": _list(numeric),
+        "x_now": float(x_now),
+    }
+
+
+def _sweep(s, error, eps_now) -> dict:
     if s is None:
-        return {"message": f"eps sweep unavailable: {widget.sweep_error}"}
+        return {"message": f"eps sweep unavailable: {error}"}
     return {
         "eps": _list(s.eps),
         "error": _list(np.maximum(s.error, 1e-18)),
         "truncation": _list(s.truncation_line),
         "rounding": _list(s.rounding_line),
-        "eps_now": float(widget.eps.value),
+        "eps_now": float(eps_now),
         "verdict": str(s.verdict),
     }

@@ -1,8 +1,12 @@
 """The gradient check's live plots, drawn in the browser from the numbers the kernel sends.
 
 Why: a slider drag must redraw at the speed of a hand; a matplotlib PNG per position costs
-100+ ms in the kernel alone. The ES module (``tapeviz/static/gradcheck_plots.js``) draws the
-four views as SVG and coalesces updates to one per animation frame; matplotlib stays for
+100+ ms in the kernel alone, and any round trip to the kernel 50-150 ms. The ES module
+(``tapeviz/static/gradcheck_plots.js``) draws the four views as SVG, with the badge and the
+worst entries, and coalesces updates to one per animation frame. The sliders are linked to
+``point``, ``eps`` and ``range`` in the browser; positions the kernel checked ahead arrive
+as custom messages (``{"frames": [[i, j, views]], "curves": {j: curve}}``), so the view draws
+a slider's new position at once and the kernel's ``data`` for it after. matplotlib stays for
 static figures and exports (``GradCheckWidget.png()``).
 """
 
@@ -24,6 +28,17 @@ class GradCheckPlots(anywidget.AnyWidget):
     _css = _STATIC / "gradcheck_plots.css"
 
     data = t.Dict(help="the numbers of the four views (gradcheck_payload.payload)").tag(sync=True)
+    point = t.Float(0.0, help="the x (offset) slider, linked in the browser").tag(sync=True)
+    eps = t.Float(1e-6, help="the eps slider, linked in the browser").tag(sync=True)
+    range = t.List(t.Float(), help="the range slider, linked in the browser").tag(sync=True)
+
+
+def running_loop():
+    """The kernel's event loop when called inside it, else None."""
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        return None
 
 
 class Coalescer:

@@ -1,9 +1,20 @@
-"""``tv.GradCheckWidget``: a custom gradient against central differences, live."""
+"""``tv.GradCheckWidget``: a custom gradient against central differences, live.
+
+Why the plots follow a slider at once: the check runs in the kernel (it calls the user's
+function), and a round trip there costs 50-150 ms in JupyterLab. So, while the kernel is idle,
+the widget checks the slider positions around the current one (every x on its grid at this
+eps, every eps at this x, and f over the whole range slider) and sends them to the view; a
+slider is linked in the browser to the view (``jslink``), which draws a position it holds
+as soon as the slider moves. The kernel's own check of the position arrives after, the same
+numbers.
+"""
 
 from __future__ import annotations
 
 import html
+import math
 import time
+from dataclasses import dataclass
 
 import ipywidgets as W
 import numpy as np
@@ -21,11 +32,28 @@ from .gradcheck_data import (
     run_check,
     worst_entries,
 )
-from .gradcheck_payload import payload
-from .gradcheck_view import Coalescer, GradCheckPlots
+from .gradcheck_payload import payload, payload_curve
+from .gradcheck_view import Coalescer, GradCheckPlots, running_loop
 
 SWEEP_EPS = np.logspace(-12, -1, 23)
 _DESC = {"description_width": "60px"}
+AHEAD_S = 4.0  # kernel seconds spent checking positions ahead, per settled view
+AHEAD_FRAMES = 3000  # positions kept (kernel and view)
+TURN_S = 0.015  # one turn of the kernel's event loop: messages are handled between two
+
+
+@dataclass
+class Check:
+    """One gradient check at slider position (``point``, ``eps``): what the views show."""
+
+    point: float
+    eps: float
+    args: list
+    report: object = None
+    check: object = None
+    sweep: object = None
+    sweep_error: Exception | None = None
+    error: Exception | None = None
 
 
 def _wide():
@@ -74,6 +102,10 @@ class GradCheckWidget(W.VBox):
         self.view = GradCheckPlots()  # live plots, drawn in the browser
         self.plot = W.Image(format="png")  # the matplotlib figure: static views, exports
         self._png_stale, self._live = True, Coalescer(self.update)
+        self._now: Check | None = None
+        self._frames: dict = {}  # (x index, eps index) -> the views there, checked ahead
+        self._frames_sent: set = set()
+        self._generation = 0
         self.timing = W.HTML()
         try:
             self._setup(args, arg, eps, x_range)
@@ -83,15 +115,20 @@ class GradCheckWidget(W.VBox):
             super().__init__([self.badge])
             return
         sliders = [self.point, self.eps] + ([self.range] if self.one_d else [])
-        super().__init__(
-            [
-                self.badge,
-                self.view,
-                W.HBox(sliders[:2]),
-                W.HBox(sliders[2:] + [self.timing]),
-                self.worst,
-            ]
+        # the sliders move the view in the browser; the kernel's check follows
+        self._links = [
+            W.jslink((self.point, "value"), (self.view, "point")),
+            W.jslink((self.eps, "value"), (self.view, "eps")),
+            W.jslink((self.range, "value"), (self.view, "range")),
+        ]
+        self.view.point, self.view.eps, self.view.range = (
+            self.point.value,
+            self.eps.value,
+            list(self.range.value),
         )
+        self.view.on_msg(self._on_view_message)
+        # the view draws the badge and the worst entries too: they change with the sliders
+        super().__init__([self.view, W.HBox(sliders[:2]), W.HBox(sliders[2:] + [self.timing])])
         self.update(point=True, curve=True)
 
     # --- setup -------------------------------------------------------------------------
@@ -150,10 +187,7 @@ class GradCheckWidget(W.VBox):
     @property
     def args(self) -> list:
         """The arguments at the current slider position (float64)."""
-        a = list(self.args0)
-        v = self.point.value
-        a[self.arg] = np.full_like(a[self.arg], v) if self.one_d else a[self.arg] + v
-        return a
+        return self._args_at(self.point.value)
 
     @property
     def passed(self) -> bool:
@@ -175,17 +209,122 @@ class GradCheckWidget(W.VBox):
         except Exception as e:
             self.error = e
             self.badge.value = error_html(f"gradient check of {self.name} failed to run", e)
+            self.view.data = self._data(None)
             return
         self.error = None
-        self.badge.value = self._badge_html()
-        self.worst.value = self._worst_html()
-        self.view.data = payload(self)
+        self.badge.value = self._badge_html(self._now)
+        self.worst.value = self._worst_html(self._now)
+        self.view.data = self._data(self._now)
         self._png_stale = True  # the matplotlib figure is drawn when asked for (png())
         self.last_update_ms = (time.perf_counter() - t0) * 1e3
         self.timing.value = (
             f"<small>updated in {self.last_update_ms:.0f} ms"
             f" \u00b7 {self.coalesced} slider positions coalesced</small>"
         )
+        self._check_ahead()
+
+    def _data(self, c: Check | None) -> dict:
+        """What the view draws for the current sliders: the four plots' numbers, the badge,
+        the worst entries, the position they are for and the grid of the positions."""
+        out = payload(self) if c is not None else payload(self, failed=True)
+        out.update(badge=self.badge.value, worst=self.worst.value if c is not None else "")
+        out["at"] = {"point": self.point.value, "eps": self.eps.value,
+                     "range": list(self.range.value)}  # fmt: skip
+        out["grid"] = self._grid()
+        return out
+
+    def _frame(self, c: Check) -> dict:
+        """The views of one position ahead: what differs from one slider position to the next."""
+        if c.error is not None:
+            words = error_html(f"gradient check of {self.name} failed to run", c.error)
+            return {"message": "", "scatter": None, "errors": None, "sweep": None,
+                    "badge": words, "worst": ""}  # fmt: skip
+        out = {k: v for k, v in payload(self, c).items() if k not in ("curve", "one_d")}
+        out.update(badge=self._badge_html(c), worst=self._worst_html(c))
+        return out
+
+    # --- positions checked ahead --------------------------------------------------------
+    def _grid(self) -> dict:
+        """Slider grids: x (or offset) ``p0 + i * pstep``, eps ``10 ** (e0 + j * estep)``."""
+        p, e = self.point, self.eps
+        return {
+            "p0": p.min, "pstep": p.step, "pn": int(round((p.max - p.min) / p.step)) + 1,
+            "e0": e.min, "estep": e.step, "en": int(round((e.max - e.min) / e.step)) + 1,
+        }  # fmt: skip
+
+    def _index(self) -> tuple[int, int]:
+        g = self._grid()
+        i = int(round((self.point.value - g["p0"]) / g["pstep"]))
+        j = int(round((math.log10(self.eps.value) - g["e0"]) / g["estep"]))
+        return i, j
+
+    def _ahead_queue(self) -> list:
+        """Positions to check, nearest first: the x row at this eps, the eps column at this x,
+        then (1-D) f over the whole range slider at this eps."""
+        g, (i0, j0) = self._grid(), self._index()
+        row = sorted(range(g["pn"]), key=lambda i: (abs(i - i0), i))
+        col = sorted(range(g["en"]), key=lambda j: (abs(j - j0), j))
+        todo = [("frame", i, j0) for i in row] + [("frame", i0, j) for j in col]
+        return ([("curve", j0)] if self.one_d else []) + todo
+
+    def _check_ahead(self) -> None:
+        """While the kernel is idle, check the positions around this one and send them (a
+        burst per turn of its event loop, within ``AHEAD_S``). Outside a kernel: nothing."""
+        self._generation += 1
+        loop = running_loop()
+        if loop is None or self.error is not None:
+            return
+        generation, queue, spent = self._generation, self._ahead_queue(), [0.0]
+        grid = self._grid()
+
+        def turn():
+            if generation != self._generation:
+                return
+            t0, frames, curves = time.perf_counter(), [], {}
+            while queue and time.perf_counter() - t0 < TURN_S:
+                item = queue.pop(0)
+                if item[0] == "curve":
+                    curves[str(item[1])] = self._wide_curve(item[1], grid)
+                    continue
+                _, i, j = item
+                if (i, j) not in self._frames:
+                    point = round(grid["p0"] + i * grid["pstep"], 12)
+                    eps = 10.0 ** (grid["e0"] + j * grid["estep"])
+                    self._frames[(i, j)] = self._frame(self.check_at(point, eps))
+                    if len(self._frames) > AHEAD_FRAMES:
+                        self._frames.pop(next(iter(self._frames)))
+                if (i, j) not in self._frames_sent:
+                    self._frames_sent.add((i, j))
+                    frames.append([i, j, self._frames[(i, j)]])
+            spent[0] += time.perf_counter() - t0
+            if frames or curves:
+                self.view.send({"frames": frames, "curves": curves})
+            if queue and spent[0] < AHEAD_S:
+                loop.call_later(0.002, turn)
+
+        loop.call_later(0.01, turn)
+
+    def _wide_curve(self, j: int, grid: dict):
+        """f, the custom and the numerical derivative over the range slider's whole extent,
+        as dense as the range drawn now: the view cuts out any range the slider picks."""
+        lo, hi = self.range.value
+        n = int(min(400, math.ceil(40 * (self.range.max - self.range.min) / max(hi - lo, 1e-9))))
+        eps = 10.0 ** (grid["e0"] + j * grid["estep"])
+        try:
+            xs, fx, custom, numeric = derivative_curve(
+                self.f, self.args, self.arg, self.range.min, self.range.max, eps, n=n + 1
+            )
+        except Exception:
+            return None
+        return payload_curve(xs, fx, custom, numeric, self.point.value)
+
+    def _on_view_message(self, _widget, content, _buffers) -> None:
+        """A new view: send it the positions checked so far."""
+        if isinstance(content, dict) and content.get("hello"):
+            self._frames_sent = set(self._frames)
+            items = [[i, j, f] for (i, j), f in self._frames.items()]
+            for k in range(0, len(items), 200):
+                self.view.send({"frames": items[k : k + 200], "curves": {}})
 
     @property
     def coalesced(self) -> int:
@@ -199,19 +338,42 @@ class GradCheckWidget(W.VBox):
             self._png_stale = False
         return self.plot.value
 
-    def _compute(self, point, curve):
-        args = self.args
-        self.report = run_check(self.f, args, self.eps.value, self.atol, self.rtol)
-        self.check = reverse_check(self.report, self.arg)
-        self.sweep, self.sweep_error = None, None
-        if self.check is not None:
+    def check_at(self, point: float, eps: float) -> Check:
+        """The check (report, reverse-mode check, eps sweep) at one slider position."""
+        args = self._args_at(point)
+        c = Check(point=point, eps=eps, args=args)
+        try:
+            c.report = run_check(self.f, args, eps, self.atol, self.rtol)
+            c.check = reverse_check(c.report, self.arg)
+        except Exception as e:
+            c.error = e
+            return c
+        if c.check is not None:
             try:
-                self.sweep = self.report.eps_sweep(SWEEP_EPS)
+                c.sweep = c.report.eps_sweep(SWEEP_EPS)
             except Exception as e:  # f undefined at x +- eps for the larger eps
-                self.sweep_error = e
+                c.sweep_error = e
+        return c
+
+    def _args_at(self, v: float) -> list:
+        a = list(self.args0)
+        a[self.arg] = np.full_like(a[self.arg], v) if self.one_d else a[self.arg] + v
+        return a
+
+    def _compute(self, point, curve):
+        c = self.check_at(self.point.value, self.eps.value)
+        if c.error is not None:
+            raise c.error
+        self._now = c
+        self.report, self.check, self.sweep, self.sweep_error = (
+            c.report,
+            c.check,
+            c.sweep,
+            c.sweep_error,
+        )
         if self.one_d and (curve or self.curve is None):
             lo, hi = self.range.value
-            self.curve = derivative_curve(self.f, args, self.arg, lo, hi, self.eps.value)
+            self.curve = derivative_curve(self.f, c.args, self.arg, lo, hi, self.eps.value)
         c = self.check
         self.plot_data = {
             "scatter": (c.numerical.copy(), c.analytic.copy()) if c else None,
@@ -256,38 +418,39 @@ class GradCheckWidget(W.VBox):
         P.tidy_axes(fig)
         self.plot.value = figure_png(fig)
 
-    def _badge_html(self) -> str:
-        ok = self.report.passed
+    def _badge_html(self, now: Check) -> str:
+        ok = now.report.passed
         colour, word = (PASS, "&#10004; PASS") if ok else (FAIL, "&#10008; FAIL")
-        c = self.check
+        c, sweep = now.check, now.sweep
         if c is None:
+            words = failure_words(now.report, c)
             return (
                 f"<div style='font-family:sans-serif;padding:4px'><span style='background:"
                 f"{colour};color:white;padding:3px 10px;border-radius:4px;font-weight:bold'>"
                 f"{word}</span> <b>{html.escape(self.name)}</b>: "
-                f"{html.escape(self.failure_class)}</div>"
+                f"{html.escape(words)}</div>"
             )
         where = c.worst_index
-        worst = self.report.worst
+        worst = now.report.worst
         err = float(worst.abs_err.max(initial=0)) if worst is not None else 0.0
-        verdict = html.escape(self.sweep.verdict) if self.sweep is not None else ""
+        verdict = html.escape(sweep.verdict) if sweep is not None else ""
         return (
             f"<div style='font-family:sans-serif;padding:4px'><span style='background:{colour};"
             f"color:white;padding:3px 10px;border-radius:4px;font-weight:bold'>{word}</span> "
             f"<b>{html.escape(self.name)}</b> argument {self.arg}: worst |error| "
             f"<b>{c.abs_err.max(initial=0):.3g}</b> at index {where} &middot; "
-            f"{html.escape(self.failure_class)} <small>(eps {self.eps.value:.1e}, "
+            f"{html.escape(failure_words(now.report, c))} <small>(eps {now.eps:.1e}, "
             f"atol {c.atol:g}, rtol {c.rtol:g}; all arguments: worst {err:.3g})</small>"
             f"<br/><small>eps sweep: {verdict}</small></div>"
         )
 
-    def _worst_html(self) -> str:
-        if self.check is None:
+    def _worst_html(self, now: Check) -> str:
+        if now.check is None:
             return ""
-        small = jacobian_entries(self.f, self.args, self.arg, self.check)
+        small = jacobian_entries(self.f, now.args, self.arg, now.check)
         if small is None:
             what = "custom", "entries of dyᵀJ for a random dy (the Jacobian is too large to list)"
-            entries = worst_entries(self.check)
+            entries = worst_entries(now.check)
         else:
             what = (
                 "custom ∂y/∂x",
