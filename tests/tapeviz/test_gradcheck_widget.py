@@ -246,3 +246,34 @@ def test_slider_positions_from_the_browser_are_coalesced():
     assert w.view.data["curve"]["x_now"] == pytest.approx(0.9)
     w.point.value = 0.1  # from Python: at once
     assert len(calls) == 2 and w.view.data["curve"]["x_now"] == pytest.approx(0.1)
+
+
+def test_in_a_kernel_the_positions_around_the_sliders_are_checked_ahead():
+    import asyncio
+    import concurrent.futures
+
+    w = tv.GradCheckWidget(_tanh_x, [0.5], x_range=(-1.0, 1.0))
+    sent = []
+    w.view.send = lambda content, buffers=None: sent.append(content)
+
+    async def kernel():  # the update runs inside the kernel's event loop, as a slider's does
+        w.point.value = 0.6
+        for _ in range(150):
+            await asyncio.sleep(0.02)
+
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:  # see the coalescing test
+        pool.submit(asyncio.run, kernel()).result()
+    frames = {(i, j): f for m in sent for i, j, f in m["frames"]}
+    curves = {j: c for m in sent for j, c in m["curves"].items()}
+    g, (i0, j0) = w._grid(), w._index()
+    assert {(i0 + 1, j0), (i0 - 1, j0), (i0, j0 + 1), (i0, j0 - 1)} <= set(frames)
+    wide = curves[str(j0)]  # f over the whole range slider: any range is cut out of it
+    assert wide["x"][0] == pytest.approx(w.range.min) and wide["x"][-1] == pytest.approx(
+        w.range.max
+    )
+    ahead = frames[(i0 + 1, j0)]
+    w.point.value = round(g["p0"] + (i0 + 1) * g["pstep"], 12)  # the kernel's own check there
+    assert ahead["scatter"] == w.view.data["scatter"] and ahead["badge"] == w.view.data["badge"]
+    assert ahead["worst"] == w.view.data["worst"] and ahead["sweep"] == w.view.data["sweep"]
+    assert w.view.data["at"]["point"] == pytest.approx(0.61)
+    assert [link.target[1] for link in w._links] == ["point", "eps", "range"]
