@@ -1,4 +1,10 @@
-"""``tv.MemoryInspector``: what each node of a tape saved for backward, and when it is freed."""
+"""``tv.MemoryInspector``: what each node of a tape saved for backward, and when it is freed.
+
+The live view of one tape is a ``MemoryView`` (drawn in the browser from data: a row click
+answers without the kernel); the sort buttons are ipywidgets linked to it in the browser.
+``table`` (an ipywidgets Select, not displayed), ``select``, ``selected_row`` and the
+matplotlib charts (``chart_png``, the static picture) are the same data seen from Python.
+"""
 
 from __future__ import annotations
 
@@ -19,6 +25,7 @@ from ._common import (
 from ._graph import HighlightGraph
 from .memory_data import memory_report
 from .memory_plots import compare_figure, single_figure
+from .memory_view import MemoryView, bars_data, detail_data, row_data, timeline_data
 
 SORT_KEYS = {
     "node": lambda r: (r.node_id, r.role, r.name),
@@ -29,13 +36,6 @@ SORT_KEYS = {
     "bytes": lambda r: (r.nbytes, -r.node_id),
 }
 _HEADER = f"{'node':<18} {'kernel':<12} {'role':<7} {'name':<6} {'shape':<14} {'dtype':<8} bytes"
-# the header and the rows must share one font, size and left inset, or the columns drift
-_MONO_CSS = (
-    "<style>.tv-mono select, .tv-mono option, .tv-mono pre {font-family: "
-    "var(--jp-code-font-family, monospace) !important; font-size: 12px !important; "
-    "letter-spacing: 0} .tv-mono pre.tv-mono-head {margin: 0; padding: 0 0 0 5px; "
-    "font-weight: 600; white-space: pre}</style>"
-)
 
 
 def _cut(text: str, width: int) -> str:
@@ -62,31 +62,48 @@ class TapeMemoryPanel(W.VBox):
         self.report = memory_report(tape)
         self.title = title
         self.highlight: dict = {}
-        self._shown, self._sorting = None, False
+        self._shown, self._sorting, self._pngs = None, False, {}
         self.summary = W.HTML(self._summary_html())
         self.sort_by = W.ToggleButtons(options=list(SORT_KEYS), value="node",
                                        description="sort by", style={"button_width": "64px"})  # fmt: skip
         self.descending = W.ToggleButton(value=False, description="descending", icon="sort")
         rows = min(12, max(3, len(self.report.rows)))
         self.table = W.Select(options=[], rows=rows, layout=W.Layout(width="100%"))
-        self.table.add_class("tv-mono")
-        self.chart = W.Image(format="png", layout=W.Layout(max_width="100%", height="auto"))
         self.detail = W.HTML("<i>select a row to see the saved value</i>")
-        self.histogram = W.Image(format="png", layout=W.Layout(display="none", width="260px"))
         self._graph = HighlightGraph(tape) if graph else None
-        self.graph = W.HTML(layout=W.Layout(flex="1 1 auto", min_width="0", overflow="auto"))
+        self.view = MemoryView(
+            rows=[row_data(r) for r in self.report.rows],
+            details=[detail_data(r) for r in self.report.rows],
+            bars=bars_data(self.report),
+            timeline=timeline_data(self.report),
+            sort_keys=list(SORT_KEYS),
+            **self._graph_picture(),
+        )
+        # the sort buttons sort the view in the browser; Python sorts `table` for itself
+        self._links = [
+            W.jslink((self.sort_by, "index"), (self.view, "sort_index")),
+            W.jslink((self.descending, "value"), (self.view, "descending")),
+        ]
         self.sort_by.observe(self._resort, "value")
         self.descending.observe(self._resort, "value")
         self.table.observe(self._on_select, "value")
+        self.view.observe(self._on_view_select, "selected")
         self._resort()
-        self._redraw()
-        header = W.HTML(_MONO_CSS + f"<pre class='tv-mono-head'>{_HEADER}</pre>")
-        header.add_class("tv-mono")
         sort_row = W.HBox([self.sort_by, self.descending])
-        # the value's numbers keep their width; the graph beside them takes the rest, scrolling
-        values = W.VBox([self.detail, self.histogram], layout=W.Layout(flex="0 0 280px"))
-        detail = W.HBox([values, self.graph])
-        super().__init__([self.summary, sort_row, header, self.table, self.chart, detail])
+        super().__init__([self.summary, sort_row, self.view])
+
+    def _graph_picture(self) -> dict:
+        """The graph for the view, drawn once (the view highlights the selected node)."""
+        if self._graph is None:
+            return {}
+        if self._graph._data is not None:
+            try:
+                from tapeviz.graph import render_svg
+
+                return {"graph_svg": render_svg(self._graph._data)}
+            except Exception as e:
+                return {"graph_html": error_html("graph could not be drawn", e)}
+        return {"graph_html": self._graph.html({})}
 
     # --- state -------------------------------------------------------------------------
     @property
@@ -138,10 +155,11 @@ class TapeMemoryPanel(W.VBox):
         finally:
             self._sorting = False
 
-    def _redraw(self) -> None:
-        row = self.selected_row
-        fig = single_figure(self.report, row.node_id if row else None)
-        self.chart.value = figure_png(fig)
+    def _on_view_select(self, change) -> None:
+        """A row clicked in the view (which shows it already): Python follows."""
+        i = change["new"]
+        if i is not None and 0 <= i < len(self.report.rows) and self.table.value != i:
+            self.table.value = i
 
     def _on_select(self, change) -> None:
         row = self.selected_row
@@ -149,7 +167,7 @@ class TapeMemoryPanel(W.VBox):
             return
         self._shown = row
         self.highlight = {row.node_id: "selected"}
-        self._redraw()
+        self.view.selected = self.table.value  # from Python: the view follows
         value = row.value()
         head = (
             f"<b>node {row.node_id}: {html.escape(row.label)}</b> saved {row.role} "
@@ -157,13 +175,27 @@ class TapeMemoryPanel(W.VBox):
         )
         if value is None:
             self.detail.value = head + "<i>value released and no longer reachable</i>"
-            self.histogram.layout.display = "none"
         else:
             self.detail.value = head + stats_html(value)
-            self.histogram.value = histogram_png(value, f"{row.role} {row.name}")
-            self.histogram.layout.display = ""
-        if self._graph is not None:
-            self.graph.value = self._graph.html(self.highlight)
+
+    # --- pictures, drawn when asked for (static HTML, exports) ----------------------------
+    def chart_png(self) -> bytes:
+        """Bars per node above the timeline (matplotlib), the selected node outlined."""
+        row = self.selected_row
+        node = row.node_id if row else None
+        if node not in self._pngs:
+            self._pngs[node] = figure_png(single_figure(self.report, node))
+        return self._pngs[node]
+
+    def histogram_png(self) -> bytes | None:
+        """The selected value's histogram (matplotlib), None without a selected value."""
+        row = self.selected_row
+        value = row.value() if row else None
+        return None if value is None else histogram_png(value, f"{row.role} {row.name}")
+
+    def graph_html(self) -> str:
+        """The graph with the selected node highlighted, drawn by Graphviz."""
+        return self._graph.html(self.highlight) if self._graph is not None else ""
 
     def static_html(self) -> str:
         rows = "".join(
@@ -172,7 +204,7 @@ class TapeMemoryPanel(W.VBox):
         )
         return (
             self._summary_html() + f"<pre style='margin:0'>{_HEADER}</pre><table>{rows}"
-            f"</table>{png_img_tag(self.chart.value, 'saved bytes per node and over time')}"
+            f"</table>{png_img_tag(self.chart_png(), 'saved bytes per node and over time')}"
         )
 
 

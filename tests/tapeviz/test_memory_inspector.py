@@ -133,7 +133,7 @@ def test_selecting_a_row_shows_the_value_and_highlights_the_node():
     tape, _ = _mlp_tape(persistent=True)
     insp = tv.MemoryInspector(tape)
     panel = insp.panels[0]
-    chart_before = panel.chart.value
+    chart_before = panel.chart_png()
     insp.sort_by.value = "role"
     position = next(i for i, r in enumerate(insp.rows) if r.role == "output")
     insp.select(position)
@@ -142,9 +142,30 @@ def test_selecting_a_row_shows_the_value_and_highlights_the_node():
     assert insp.highlight == {row.node_id: "selected"}
     node = tape.node(row.node_id)
     np.testing.assert_array_equal(row.value(), node.outputs[0].numpy())
-    assert "std" in panel.detail.value and panel.histogram.value[:4] == b"\x89PNG"
-    assert panel.chart.value != chart_before  # the selected bar is outlined
-    assert "<svg" in panel.graph.value and "selected" in panel.graph.value
+    assert "std" in panel.detail.value and panel.histogram_png()[:4] == b"\x89PNG"
+    assert panel.chart_png() != chart_before  # the selected bar is outlined
+    assert "<svg" in panel.graph_html() and "selected" in panel.graph_html()
+    assert panel.view.selected == insp.table.value  # the browser's view follows
+
+
+def test_the_view_holds_every_row_and_python_follows_its_clicks():
+    tape, _ = _mlp_tape(persistent=True)
+    insp = tv.MemoryInspector(tape)
+    panel, view = insp.panels[0], insp.panels[0].view
+    assert view in panel.children and insp.table not in panel.children
+    assert len(view.rows) == len(view.details) == len(insp.report.rows)
+    i = next(k for k, r in enumerate(insp.report.rows) if r.role == "output")
+    row = insp.report.rows[i]
+    assert view.rows[i]["cells"][0] == f"{row.node_id}: {row.label}"
+    assert "std" in view.details[i]["html"] and sum(view.details[i]["hist"]["counts"]) == 20
+    assert sum(b["input"] + b["output"] + b["memory"] for b in view.bars) == insp.report.total_bytes
+    frees = view.timeline["frees"][str(row.node_id)]
+    assert view.timeline["held"][frees[0]] < view.timeline["held"][frees[0] - 1]  # it frees
+    view.selected = i  # a click in the browser
+    assert insp.selected_row is row and insp.highlight == {row.node_id: "selected"}
+    assert "<svg" in view.graph_svg and "selected" not in view.graph_svg  # highlighted there
+    links = sorted((k.source[1], k.target[1]) for k in panel._links)
+    assert links == [("index", "sort_index"), ("value", "descending")]
 
 
 def test_compare_save_inputs_outputs_and_memory():
@@ -213,3 +234,40 @@ def test_bars_carry_their_bytes_and_axes_read_in_byte_units():
     ax1.figure.canvas.draw()
     ticks = [t.get_text() for t in ax2.get_yticklabels() if t.get_text()]
     assert "16.0 KiB" in ticks and all(t.endswith(("B", "KiB")) for t in ticks)
+
+
+def test_the_views_sort_is_pythons(tmp_path):
+    """memory_view.js sorts the rows in the browser: the same order as SORT_KEYS (run in
+    node, when there is one)."""
+    import json
+    import re
+    import shutil
+    import subprocess
+    from pathlib import Path
+
+    from tapeviz.widgets.memory import SORT_KEYS
+
+    node = shutil.which("node")
+    if node is None:
+        pytest.skip("needs node to run tapeviz/static/memory_view.js's sort")
+    js = (Path(tv.__file__).parent / "static" / "memory_view.js").read_text()
+    code = re.search(r"// Python's tuple order.*?\nconst COLUMNS", js, re.S).group(0)
+    tapes = [_mlp_tape(persistent=True)[0]] + [_saves_tape(w) for w in ("input", "memory")]
+    for tape in tapes:
+        insp = tv.MemoryInspector(tape)
+        rows = insp.panels[0].view.rows
+        script = code.replace("\nconst COLUMNS", "\n") + (
+            f"const rows = {json.dumps(rows)};\nconst out = {{}};\n"
+            "for (const [k, key] of Object.entries(SORT)) for (const sign of [1, -1])"
+            " out[k + sign] = rows.map((_, i) => i).sort((a, b) =>"
+            " sign * cmp(key(rows[a]), key(rows[b])));\n"
+            "console.log(JSON.stringify(out));"
+        )
+        (tmp_path / "sort.js").write_text(script)
+        got = json.loads(subprocess.run([node, tmp_path / "sort.js"], capture_output=True,
+                                        text=True, check=True).stdout)  # fmt: skip
+        for key in SORT_KEYS:
+            for desc in (False, True):
+                insp.sort_by.value, insp.descending.value = key, desc
+                want = [i for _, i in insp.table.options]
+                assert got[key + ("-1" if desc else "1")] == want, (key, desc)
