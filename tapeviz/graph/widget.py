@@ -142,6 +142,7 @@ class GraphWidget(anywidget.AnyWidget):
         self._details: dict = {}
         self._sent: set = set()  # state keys whose picture the view holds
         self._generation = 0  # bumped by every redraw: work ahead for an older view stops
+        self._views = 0  # views shown (hello, bye): none left, nothing is drawn ahead
         super().__init__(
             collapse={None: "auto", True: "on", False: "off"}[collapse],
             mode=mode_of(backward),
@@ -335,11 +336,16 @@ class GraphWidget(anywidget.AnyWidget):
 
     def _on_message(self, _widget, content, _buffers) -> None:
         """The view's requests: ``hello`` (a new view: send the pictures drawn ahead and, for
-        a small graph, every node's details), ``want`` (a state: its picture), ``details``
-        (node ids: theirs)."""
+        a small graph, every node's details), ``bye`` (a view removed: the last one stops
+        the drawing ahead), ``want`` (a state: its picture), ``details`` (node ids)."""
         if not isinstance(content, dict):
             return
+        if content.get("bye"):
+            self._views = max(0, self._views - 1)
+            if not self._views:
+                self._generation += 1
         if content.get("hello"):
+            self._views += 1
             self._sent = set(self.views) | {self.view_key}
             budget, pictures = AHEAD_CHARS, {}
             for k, v in reversed(self._cache.items()):  # the latest first
@@ -351,6 +357,7 @@ class GraphWidget(anywidget.AnyWidget):
             ids = [i for i in dict.fromkeys(_NODE_ID.findall(self.svg)) if not _GROUP.fullmatch(i)]
             if len(ids) <= DETAILS_AHEAD:
                 self.send({"details": {i: self._details_of(i) for i in ids}})
+            self._draw_ahead()  # (again: a view removed before may have stopped it)
         want = content.get("want")
         if isinstance(want, dict) and not self.highlighted:
             try:

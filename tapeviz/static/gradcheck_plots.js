@@ -232,6 +232,7 @@ function render({ model, el }) {
     if (frames.size > 6000) frames.delete(frames.keys().next().value);
   });
   model.send({ hello: true });  // the kernel sends what it checked ahead
+  return () => model.send({ bye: true });  // no view left: the kernel stops checking ahead
 }
 
 export default { render };

@@ -404,8 +404,8 @@ function render({ model, el: root }) {
         });
       }
       if (parsed.size >= PARSED_MAX) parsed.delete(parsed.keys().next().value);
-      parsed.set(text, svg);
-    }
+    } else parsed.delete(text);
+    parsed.set(text, svg);  // the most recently used last: the first to go is the oldest
     return svg;
   }
   function drawSvg(text) {
@@ -637,6 +637,7 @@ function render({ model, el: root }) {
   return () => {
     window.removeEventListener("pointermove", onMove);
     window.removeEventListener("pointerup", onUp);
+    model.send({ bye: true });  // no view left: Python stops drawing ahead for it
   };
 }
 

@@ -105,6 +105,7 @@ class GradCheckWidget(W.VBox):
         self._now: Check | None = None
         self._frames: dict = {}  # (x index, eps index) -> the views there, checked ahead
         self._frames_sent: set = set()
+        self._curves: dict = {}  # eps index -> f over the whole range slider (1-D)
         self._generation = 0
         self.timing = W.HTML()
         try:
@@ -284,7 +285,10 @@ class GradCheckWidget(W.VBox):
             while queue and time.perf_counter() - t0 < TURN_S:
                 item = queue.pop(0)
                 if item[0] == "curve":
-                    curves[str(item[1])] = self._wide_curve(item[1], grid)
+                    j = item[1]
+                    if j not in self._curves:
+                        self._curves[j] = self._wide_curve(j, grid)
+                        curves[str(j)] = self._curves[j]
                     continue
                 _, i, j = item
                 if (i, j) not in self._frames:
@@ -319,12 +323,16 @@ class GradCheckWidget(W.VBox):
         return payload_curve(xs, fx, custom, numeric, self.point.value)
 
     def _on_view_message(self, _widget, content, _buffers) -> None:
-        """A new view: send it the positions checked so far."""
+        """A new view: send it the positions checked so far; the last view gone: stop."""
+        if isinstance(content, dict) and content.get("bye"):
+            self._generation += 1
         if isinstance(content, dict) and content.get("hello"):
             self._frames_sent = set(self._frames)
             items = [[i, j, f] for (i, j), f in self._frames.items()]
-            for k in range(0, len(items), 200):
-                self.view.send({"frames": items[k : k + 200], "curves": {}})
+            curves = {str(j): c for j, c in self._curves.items()}
+            for k in range(0, max(len(items), 1), 200):
+                self.view.send({"frames": items[k : k + 200], "curves": curves if k == 0 else {}})
+            self._check_ahead()  # (again: a view removed before may have stopped it)
 
     @property
     def coalesced(self) -> int:
