@@ -45,3 +45,27 @@ def test_the_readme_runner_catches_a_broken_block(tmp_path):
     out = run_blocks(blocks, tmp_path)
     assert out.returncode != 0
     assert "README block 2" in out.stderr and "name 'y' is not defined" in out.stderr
+
+
+def test_the_readme_pictures_are_what_the_pip_only_path_draws_now():
+    """docs/make_pictures.py draws both pictures (wasm Graphviz + resvg, matplotlib); the
+    committed ones are that drawing (same size: run ``make pictures`` after changing it)."""
+    import importlib.util
+    import io
+
+    from PIL import Image
+
+    spec = importlib.util.spec_from_file_location(
+        "make_pictures", ROOT / "docs" / "make_pictures.py"
+    )
+    pictures = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(pictures)
+    for name, make in [
+        ("graph.png", pictures.graph_png),
+        ("gradcheck.png", pictures.gradcheck_png),
+    ]:
+        png = make()
+        assert png[:8] == b"\x89PNG\r\n\x1a\n", name
+        drawn, committed = Image.open(io.BytesIO(png)), Image.open(ROOT / "docs" / name)
+        assert drawn.size == committed.size, f"docs/{name} is stale: run make pictures"
+    assert "pip-only path" in (ROOT / "README.md").read_text(encoding="utf-8")
