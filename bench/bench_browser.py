@@ -32,7 +32,7 @@ def report(figures: dict) -> None:
     print("label text on screen, smallest, CSS px (bounds: first view >= 11, after fit >= 9)")
     for name, sizes in figures["label_px"].items():
         fit = f"{sizes['fit']:6.1f}" if "fit" in sizes else "     -"
-        print(f"  {name:<28} first view {sizes['first_view']:6.1f}   fit {fit}")
+        print(f"  {name:<36} first view {sizes['first_view']:6.1f}   fit {fit}")
     print("\ninput -> changed view, ms (bound: 50 ms p95)")
     print(f"  {'control':<58}{'dom p50':>9}{'dom p95':>9}{'frame p50':>11}{'frame p95':>11}")
     for name, v in figures["latency_ms"].items():

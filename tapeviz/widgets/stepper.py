@@ -140,7 +140,8 @@ class BackpropStepper(W.VBox):
             panel = error_html(f"step {i + 1} could not be shown", e)
         title = (
             f"<h4 style='margin:2px 0'>{html.escape(self._title_of(i, data))} "
-            f"<small>(node {self.tape.backward_steps[i].node_id})</small></h4>"
+            f"<span style='font-weight:normal;color:{_NOTE}'>"
+            f"(node {self.tape.backward_steps[i].node_id})</span></h4>"
         )
         return title, panel, data
 

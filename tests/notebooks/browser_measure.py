@@ -31,6 +31,24 @@ LABEL_PX_JS = """(root) => {
   return min(doc) * img.getBoundingClientRect().width / vb.width;
 }"""
 
+# the smallest text on screen in a widget drawn with HTML and CSS-sized SVG (tables, plots):
+# each element holding text, its computed font size times the scale of the SVG it is in
+TEXT_PX_JS = """(root) => {
+  let min = Infinity;
+  const walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
+  for (let n = walker.nextNode(); n; n = walker.nextNode()) {
+    const el = n.parentElement;
+    if (!n.textContent.trim() || !el || !el.getClientRects().length) continue;
+    let px = parseFloat(getComputedStyle(el).fontSize);
+    const svg = el.closest('svg');
+    if (svg && svg.viewBox.baseVal && svg.viewBox.baseVal.width) {
+      px *= svg.getBoundingClientRect().width / svg.viewBox.baseVal.width;
+    }
+    min = Math.min(min, px);
+  }
+  return Number.isFinite(min) ? min : null;
+}"""
+
 # one input -> changed DOM: the action runs, a MutationObserver sees `snap(root)` differ
 # from before (the DOM has changed: [0]), then one animation frame (about to paint: [1])
 LATENCY_JS = """async (root, [action, selector, snapExpr, dwell]) => {
@@ -80,6 +98,11 @@ SVG_SNAP = "root.querySelector('.tv-canvas svg')"
 def label_px(locator) -> float | None:
     """The smallest label on screen in the picture under ``locator``, in CSS px."""
     return locator.evaluate(LABEL_PX_JS)
+
+
+def text_px(locator) -> float | None:
+    """The smallest text on screen in a widget's HTML and SVG, in CSS px."""
+    return locator.evaluate(TEXT_PX_JS)
 
 
 def latencies(

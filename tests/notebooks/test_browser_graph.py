@@ -17,7 +17,7 @@ import time
 
 import nbformat
 import pytest
-from browser_measure import SVG_SNAP, label_px, latencies, p50_p95
+from browser_measure import SVG_SNAP, label_px, latencies, p50_p95, text_px
 from lab_harness import (
     SCREENSHOTS,
     open_notebook,
@@ -104,6 +104,14 @@ def test_graph_sizes_latency_and_themes(lab_server, lab_page):
     _shot(_cell(page, STATIC), "static-both")
     _shot(_cell(page, GRADCHECK), "gradcheck")
     _shot(_cell(page, MEMORY), "memory")
+    for name, i, part in [
+        ("gradcheck (plots, badge, entries)", GRADCHECK, ".tv-gc-plots"),
+        ("memory (table, charts, value)", MEMORY, ".tv-mem"),
+        ("stepper (controls, panel)", STEPPER, ".tv-stepper"),
+    ]:
+        parts = _cell(page, i).locator(part)
+        sizes = [text_px(parts.nth(k)) for k in range(parts.count())]
+        figures["label_px"][name] = {"first_view": round(min(s for s in sizes if s), 1)}
     _measure_latency(page, figures["latency_ms"])
     for name, i in pictures:
         graph = _graph(page, i)
@@ -241,6 +249,7 @@ def _dark_theme(page):
         .locator(".tv-viewport")
         .evaluate("(v) => getComputedStyle(v).backgroundColor")
     )
-    for name, i in [("both", BOTH), ("small", SMALL), ("gradcheck", GRADCHECK)]:
+    dark = [("both", BOTH), ("small", SMALL), ("gradcheck", GRADCHECK), ("memory", MEMORY)]
+    for name, i in dark + [("stepper", STEPPER)]:
         _shot(_cell(page, i), f"{name}-dark")
     assert bg not in ("rgb(255, 255, 255)", "rgba(0, 0, 0, 0)"), f"not the dark theme: {bg}"
