@@ -112,6 +112,9 @@ def test_graph_sizes_latency_and_themes(lab_server, lab_page):
         parts = _cell(page, i).locator(part)
         sizes = [text_px(parts.nth(k)) for k in range(parts.count())]
         figures["label_px"][name] = {"first_view": round(min(s for s in sizes if s), 1)}
+    FIGURES.write_text(json.dumps(figures, indent=1))  # a failure below keeps these figures
+    for name, sizes in figures["label_px"].items():  # legible before anything is pressed
+        assert sizes["first_view"] >= 11, f"{name}: first-view labels {sizes['first_view']} px"
     _measure_latency(page, figures["latency_ms"])
     for name, i in pictures:
         graph = _graph(page, i)
@@ -121,7 +124,6 @@ def test_graph_sizes_latency_and_themes(lab_server, lab_page):
         _shot(_cell(page, i), f"{name}-fit")
     print(json.dumps(figures["label_px"], indent=1))
     for name, sizes in figures["label_px"].items():
-        assert sizes["first_view"] >= 11, f"{name}: first-view labels {sizes['first_view']} px"
         assert sizes.get("fit", 9) >= 9, f"{name}: labels after fit {sizes['fit']} px"
     first = "{}-op tape (run cell -> nodes on screen)"
     figures["first_view_s"][first.format("1,000")] = _first_view(page, BIG)
