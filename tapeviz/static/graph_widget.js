@@ -115,7 +115,9 @@ const GROUP = /^[cm]\d+$/;
 // a picture's key: graph_widget.py's state_key builds the same string
 const keyOf = (s) => [s.mode, +!!s.show_saved, +!!s.show_values, s.collapse, s.rankdir,
   [...s.expanded].sort().join(",")].join("|");
-const PICTURES_CHARS = 48e6, PARSED_MAX = 12, PARSE_AHEAD_CHARS = 1.2e6;
+// pictures over BIG_CHARS (a 5,000-op tape's: ~70 ms to parse) are parsed ahead only when a
+// pointer rests on their control, so that idle parsing does not hold up the next input
+const PICTURES_CHARS = 48e6, PARSED_MAX = 12, PARSE_AHEAD_CHARS = 1.2e6, BIG_CHARS = 200e3;
 // a highlight drawn in the browser: a class on the node and a marker, its words (colour
 // never alone), as tapeviz/graph/style.py's HIGHLIGHTS write them
 const MARKS = { current: "\u25b6 current", visited: "\u2713 visited", error: "\u2716 error",
@@ -336,13 +338,10 @@ function render({ model, el: root }) {
   let localSel = null;  // a click shown before Python has heard of it
   function markSelected() {
     const sel = localSel !== null ? localSel : model.get("selected");
-    let key = null;
-    canvas.querySelectorAll("g.node").forEach((g) => {
-      const on = g.dataset.tvId === sel;
-      g.classList.toggle("tv-selected", on);
-      if (on) key = ofKey(g);
-    });
-    showLinks("tv-pinned", key);
+    canvas.querySelectorAll("g.node.tv-selected").forEach((g) => g.classList.remove("tv-selected"));
+    const g = sel ? nodeById(sel) : null;
+    if (g) g.classList.add("tv-selected");
+    showLinks("tv-pinned", g ? ofKey(g) : null);
   }
   const expandedWith = (id, on) => {
     const now = new Set(model.get("expanded") || []);
@@ -397,25 +396,35 @@ function render({ model, el: root }) {
         svg.querySelectorAll("g.node").forEach(wireNode);
         svg.querySelectorAll("g.cluster").forEach(wireCluster);
         svg.tvNodes = new Map();
+        svg.tvGroups = 0;
+        svg.tvFontPx = minFontPx(svg);  // once per picture, not per swap
         svg.querySelectorAll("g.node").forEach((g) => {
           svg.tvNodes.set(g.dataset.tvId, g);
+          if (GROUP.test(g.dataset.tvId)) svg.tvGroups++;
           const shape = g.querySelector("polygon, path, ellipse");  // the box, drawn first
           if (shape) shape.classList.add("tv-shape");
         });
       }
-      if (parsed.size >= PARSED_MAX) parsed.delete(parsed.keys().next().value);
+      if (parsed.size >= PARSED_MAX) {  // the oldest goes, but not the picture drawn or the last
+        const old = Array.from(parsed.keys()).find((t) => t !== drawnSvg && t !== lastSvg);
+        if (old !== undefined) parsed.delete(old);
+      }
     } else parsed.delete(text);
     parsed.set(text, svg);  // the most recently used last: the first to go is the oldest
     return svg;
   }
+  let lastSvg = null;  // the picture before: a fold goes back to it
+  let bigAhead = 0;  // big pictures parsed ahead for this one (the first two Python sends)
   function drawSvg(text) {
     if (text === drawnSvg) return false;
+    lastSvg = drawnSvg;
     drawnSvg = text;
+    bigAhead = 0;
     const svg = parseSvg(text);
     canvas.replaceChildren();
     if (!svg) return true;
     canvas.appendChild(svg);
-    fontPx = minFontPx(svg);
+    fontPx = svg.tvFontPx;
     markSelected();
     applyFrame();
     runSearch(false);
@@ -438,8 +447,8 @@ function render({ model, el: root }) {
   foldAll.addEventListener("pointerenter", () => want({ expanded: [] }));
   foldAll.addEventListener("click", () => go({ expanded: [] }));
   function drawCrumb() {
-    const ids = Array.from(canvas.querySelectorAll("g.node")).map((g) => g.dataset.tvId);
-    const groups = ids.filter((id) => /^[cm]\d+$/.test(id)).length;
+    const svg = canvas.querySelector("svg");
+    const groups = svg && svg.tvNodes ? svg.tvGroups : 0;
     const open = (model.get("expanded") || []).length;
     crumb.replaceChildren();
     if (!groups && !open) { crumb.style.display = "none"; return; }
@@ -607,7 +616,7 @@ function render({ model, el: root }) {
         show(k, picture);
         requestAnimationFrame(refit);
       } else if (k === hoverKey) parseAhead([picture[0]], true);
-      else small.push(picture[0]);
+      else if (picture[0].length <= BIG_CHARS || bigAhead++ < 2) small.push(picture[0]);
     }
     parseAhead(small, false);
     for (const [id, d] of Object.entries(msg.details || {})) {
