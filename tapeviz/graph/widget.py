@@ -39,6 +39,7 @@ _STATIC = pathlib.Path(__file__).resolve().parent.parent / "static"
 AHEAD_CHARS = 8 << 20  # SVG text drawn ahead and sent per settled view (about 8 MB)
 CACHE_CHARS = 48 << 20  # rendered pictures kept in the kernel
 DETAILS_AHEAD = 160  # a graph of at most this many nodes sends every node's details at once
+HELLO_DELAY_S = 0.25  # a new view is painted before the kernel starts drawing ahead
 _NODE_ID = re.compile(r'<g id="node\d+" class="node[^"]*">\s*<title>([^<]*)</title>')
 _CLUSTER_ID = re.compile(r"<title>cluster_x(c\d+)</title>")
 _GROUP = re.compile(r"[cm]\d+")
@@ -282,13 +283,15 @@ class GraphWidget(anywidget.AnyWidget):
             out.append(self._state(collapse="on"))  # "fit" on a big graph collapses first
         return out
 
-    def _draw_ahead(self) -> None:
+    def _draw_ahead(self, delay: float = 0.01) -> None:
         """While the kernel is idle, render the neighbours and send them, one per turn of its
         event loop (a message from the view is handled between two), up to ``AHEAD_CHARS``;
-        a redraw stops the queue of an older view. Outside a kernel: nothing."""
+        a redraw stops the queue of an older view. Only while a view is shown (it says
+        ``hello``; the first view is drawn before the kernel starts: ``delay``). Outside a
+        kernel: nothing."""
         self._generation += 1
         loop = running_loop()
-        if loop is None or self.highlighted or self.error:
+        if loop is None or self.highlighted or self.error or not self._views:
             return
         generation, queue, budget = self._generation, self._neighbours(), [AHEAD_CHARS]
 
@@ -312,7 +315,7 @@ class GraphWidget(anywidget.AnyWidget):
             if queue:
                 loop.call_later(0.002, one)
 
-        loop.call_later(0.01, one)
+        loop.call_later(delay, one)
 
     def _send_pictures(self, pictures: dict) -> None:
         self._sent.update(pictures)
@@ -357,7 +360,7 @@ class GraphWidget(anywidget.AnyWidget):
             ids = [i for i in dict.fromkeys(_NODE_ID.findall(self.svg)) if not _GROUP.fullmatch(i)]
             if len(ids) <= DETAILS_AHEAD:
                 self.send({"details": {i: self._details_of(i) for i in ids}})
-            self._draw_ahead()  # (again: a view removed before may have stopped it)
+            self._draw_ahead(delay=HELLO_DELAY_S)  # after the first view has been painted
         want = content.get("want")
         if isinstance(want, dict) and not self.highlighted:
             try:

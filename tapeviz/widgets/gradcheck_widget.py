@@ -106,6 +106,7 @@ class GradCheckWidget(W.VBox):
         self._frames: dict = {}  # (x index, eps index) -> the views there, checked ahead
         self._frames_sent: set = set()
         self._curves: dict = {}  # eps index -> f over the whole range slider (1-D)
+        self._views = 0  # views shown (hello, bye): with none, nothing is checked ahead
         self._generation = 0
         self.timing = W.HTML()
         try:
@@ -268,12 +269,14 @@ class GradCheckWidget(W.VBox):
         todo = [("frame", i, j0) for i in row] + [("frame", i0, j) for j in col]
         return ([("curve", j0)] if self.one_d else []) + todo
 
-    def _check_ahead(self) -> None:
+    def _check_ahead(self, delay: float = 0.01) -> None:
         """While the kernel is idle, check the positions around this one and send them (a
-        burst per turn of its event loop, within ``AHEAD_S``). Outside a kernel: nothing."""
+        burst per turn of its event loop, within ``AHEAD_S``), while a view is shown (it says
+        ``hello``; the first view is painted before the kernel starts: ``delay``). Outside a
+        kernel: nothing."""
         self._generation += 1
         loop = running_loop()
-        if loop is None or self.error is not None:
+        if loop is None or self.error is not None or not self._views:
             return
         generation, queue, spent = self._generation, self._ahead_queue(), [0.0]
         grid = self._grid()
@@ -306,7 +309,7 @@ class GradCheckWidget(W.VBox):
             if queue and spent[0] < AHEAD_S:
                 loop.call_later(0.002, turn)
 
-        loop.call_later(0.01, turn)
+        loop.call_later(delay, turn)
 
     def _wide_curve(self, j: int, grid: dict):
         """f, the custom and the numerical derivative over the range slider's whole extent,
@@ -325,14 +328,17 @@ class GradCheckWidget(W.VBox):
     def _on_view_message(self, _widget, content, _buffers) -> None:
         """A new view: send it the positions checked so far; the last view gone: stop."""
         if isinstance(content, dict) and content.get("bye"):
-            self._generation += 1
+            self._views = max(0, self._views - 1)
+            if not self._views:
+                self._generation += 1
         if isinstance(content, dict) and content.get("hello"):
+            self._views += 1
             self._frames_sent = set(self._frames)
             items = [[i, j, f] for (i, j), f in self._frames.items()]
             curves = {str(j): c for j, c in self._curves.items()}
             for k in range(0, max(len(items), 1), 200):
                 self.view.send({"frames": items[k : k + 200], "curves": curves if k == 0 else {}})
-            self._check_ahead()  # (again: a view removed before may have stopped it)
+            self._check_ahead(delay=0.25)  # after the first view has been painted
 
     @property
     def coalesced(self) -> int:

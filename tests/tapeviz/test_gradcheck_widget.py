@@ -258,12 +258,16 @@ def test_in_a_kernel_the_positions_around_the_sliders_are_checked_ahead():
 
     async def kernel():  # the update runs inside the kernel's event loop, as a slider's does
         w.point.value = 0.6
+        await asyncio.sleep(0.1)
+        assert sent == []  # no view shown: nothing is checked ahead
+        w._on_view_message(w.view, {"hello": True}, [])  # a view, painted
         for _ in range(150):
             await asyncio.sleep(0.02)
 
     with concurrent.futures.ThreadPoolExecutor(1) as pool:  # see the coalescing test
         pool.submit(asyncio.run, kernel()).result()
     frames = {(i, j): f for m in sent for i, j, f in m["frames"]}
+    assert len(frames) > 50
     curves = {j: c for m in sent for j, c in m["curves"].items()}
     g, (i0, j0) = w._grid(), w._index()
     assert {(i0 + 1, j0), (i0 - 1, j0), (i0, j0 + 1), (i0, j0 - 1)} <= set(frames)
