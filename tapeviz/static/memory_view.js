@@ -84,7 +84,7 @@ function hatchDefs(svg, id) {
 }
 
 function drawBars(box, bars, selected, id) {
-  const w = 620, h = 230, m = { l: 62, r: 110, t: 24, b: 52 };
+  const w = 740, h = 230, m = { l: 62, r: 220, t: 24, b: 52 };  // the legend: 210 px
   const totals = bars.map((b) => ROLES.reduce((s, r) => s + b[r], 0));
   const top = Math.max(1, ...totals) * 1.18;
   const f = frame(box, w, h, m, "saved for backward, per node (shared values once)", top);
@@ -120,7 +120,7 @@ function drawBars(box, bars, selected, id) {
 }
 
 function drawTimeline(box, tl, selected) {
-  const w = 620, h = 230, m = { l: 62, r: 110, t: 24, b: 52 };
+  const w = 740, h = 230, m = { l: 62, r: 220, t: 24, b: 52 };  // the legend: 210 px
   const n = tl.held.length - 1, top = Math.max(1, ...tl.held) * 1.15;
   const f = frame(box, w, h, m, "saved bytes held; freed after the last backward step using them", top);
   const px = (i) => m.l + (i / Math.max(n, 1)) * (w - m.l - m.r);
