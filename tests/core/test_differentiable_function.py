@@ -195,7 +195,9 @@ def test_custom_and_builtin_exp_give_the_same_gradients():
 def test_second_order_is_an_error_naming_the_class():
     fn = Exp(True, False)
     x = tv.tensor([0.5, -1.0])
-    with pytest.raises(GradientError, match=r"Exp: cannot differentiate its gradient again: .* numpy"):
+    with pytest.raises(
+        GradientError, match=r"Exp: cannot differentiate its gradient again: .* numpy"
+    ):
         tv.grad(lambda x: tv.grad(lambda x: fn(x).sum())(x).sum())(x)
     with pytest.raises(tv.GradientCheckError, match="Exp: cannot differentiate"):
         tv.check_grads(fn, [0.5, -1.0], order=2)
