@@ -36,10 +36,6 @@ class SavedValue:
         s.needed = False
         return s
 
-    def _describe(self):
-        d = self.tensor._data
-        return (d.shape, d.dtype, d.nbytes)
-
     @property
     def shape(self):
         return self._meta[0] if self._meta else self.tensor.shape

@@ -112,11 +112,6 @@ class Tape:
                 self.watched.setdefault(t.id, t)
         return node
 
-    def _new_id(self) -> int:
-        node_id = self._next_id
-        self._next_id = node_id + 1
-        return node_id
-
     def producer(self, t: Tensor) -> Node | None:
         """The node that made ``t`` on this tape (None for inputs and constants)."""
         return self._producer.get(t.id)
