@@ -127,7 +127,7 @@ def _forget_if_empty(name: str) -> None:
 
 def register_batching(name: str, rule) -> None:
     """How the batched replay runs kernel ``name`` on inputs with a leading batch axis:
-    ``rule(fn, ins, attrs, size) -> tuple of arrays`` (``core/check/batching.py`` has the
+    ``rule(fn, ins, attrs, size) -> tuple of arrays`` (``core/batching.py`` has the
     rules of the built-in families); without one it runs once per batch row."""
     if not callable(rule):
         raise TypeError(f"register_batching({name!r}): rule must be callable, got {rule!r}")
