@@ -19,6 +19,7 @@ import numpy as np
 from tapeviz.core.tensor import Tensor
 
 from ..present.palette import GREY, OKABE_ITO
+from .png import svg_to_png
 from .render import render_dot, resolve_engine
 
 __all__ = [
@@ -196,8 +197,15 @@ class LessonGraph:
         text = render_dot(self.to_dot(), "svg", self.engine).decode("utf-8")
         return text[text.find("<svg") :]
 
+    def to_png(self, scale: float = 2.0) -> bytes:
+        """PNG bytes: from the system Graphviz when it draws, else the SVG rasterized by resvg
+        (no system Graphviz needed)."""
+        if resolve_engine(self.engine) == "system":
+            return render_dot(self.to_dot(), "png", "system")
+        return svg_to_png(self.to_svg(), scale=scale)
+
     def save(self, path) -> pathlib.Path:
-        """Write ``.svg``, ``.dot`` or ``.png`` (PNG needs the system Graphviz) for slides."""
+        """Write ``.svg``, ``.dot`` or ``.png`` for slides (no system Graphviz needed)."""
         path = pathlib.Path(path)
         suffix = path.suffix.lower()
         if suffix == ".svg":
@@ -205,8 +213,7 @@ class LessonGraph:
         elif suffix in (".dot", ".gv"):
             path.write_text(self.to_dot(), encoding="utf-8")
         elif suffix == ".png":
-            engine = "system" if self.engine == "auto" else self.engine
-            path.write_bytes(render_dot(self.to_dot(), "png", resolve_engine(engine)))
+            path.write_bytes(self.to_png())
         else:
             raise ValueError(f"LessonGraph.save: expected .svg, .dot, .gv or .png, got {path}")
         return path
