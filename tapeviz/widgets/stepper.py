@@ -11,7 +11,7 @@ from tapeviz.graph.lesson import caller_names, tensor_names
 
 from ..present.palette import GREY, OKABE_ITO
 from ._common import error_html, fmt_shape, preview, static_bundle
-from ._graph import HighlightGraph, wrap_svg
+from ._graph import HighlightGraph, lesson_min_scale, wrap_svg
 from .stepper_ask import AskPanel
 from .stepper_data import consumers, step_data, visited_highlight
 
@@ -185,7 +185,8 @@ class BackpropStepper(W.VBox):
 
     def _draw_lesson(self) -> None:
         try:
-            self.graph_html.value = wrap_svg(self.quiz.graph().to_svg())
+            svg, scale = self.quiz.graph().to_svg(), lesson_min_scale(self.quiz.font_size)
+            self.graph_html.value = wrap_svg(svg, min_scale=scale)
         except Exception as e:
             self.graph_html.value = error_html("the lesson graph could not be drawn", e)
 

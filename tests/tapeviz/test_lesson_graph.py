@@ -141,3 +141,21 @@ def test_the_widget_toggles_the_bug_unfusing_and_font():
     w2 = LessonGraphWidget(t2)
     w2.bug.value = True  # not a scalar lesson: the error is shown in place
     assert "not elementwise" in w2.picture.value
+
+
+def test_lesson_pictures_shrink_to_the_output_width_not_below_11px():
+    """A wide lesson graph fits the output (it was cut off at 14 pt): the box may shrink it to
+    11 px / (14 pt = 18.7 px), where the other graphs' 9 pt small print stops at 11/12."""
+    import re
+
+    from tapeviz.widgets.lesson_widget import LessonGraphWidget
+
+    tape, _ = _micrograd()
+    clamp = re.compile(r"clamp\((\d+)px, 100%, (\d+)px\)")
+    stepper = tv.BackpropStepper(tape, ask=True)
+    for html in (LessonGraphWidget(tape).picture.value, stepper.graph_html.value):
+        low, natural = map(int, clamp.search(html).groups())
+        assert low / natural == pytest.approx(11 / (14 * 4 / 3), abs=0.01)
+    big = LessonGraphWidget(tape, font_size=28).picture.value  # a lecture hall's font keeps
+    low, natural = map(int, clamp.search(big).groups())  # its size: >= 22 px
+    assert low / natural * 28 * 4 / 3 >= 21.5
