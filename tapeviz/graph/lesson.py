@@ -21,9 +21,11 @@ from tapeviz.core.tensor import Tensor
 from ..present.palette import GREY, OKABE_ITO
 from .png import svg_to_png
 from .render import render_dot, resolve_engine
+from .show import fit_width
 
 __all__ = [
-    "OP_SYMBOLS", "LessonGraph", "caller_names", "lesson_data", "lesson_graph", "tensor_names",
+    "OP_SYMBOLS", "LessonGraph", "caller_names", "lesson_data", "lesson_graph",
+    "lesson_min_scale", "tensor_names",
 ]  # fmt: skip
 
 OP_SYMBOLS = {
@@ -152,6 +154,18 @@ def _esc(text: str) -> str:
     return text
 
 
+def lesson_min_scale(font_size: float, base_pt: float = 14.0) -> float:
+    """How far a display may shrink a lesson graph drawn at ``font_size`` points: its text
+    stays >= 11 CSS px at the default 14 pt, and a larger font (a lecture hall's) keeps its
+    advantage, so a wide lesson graph fits the output's width instead of being cut off.
+
+    Example:
+        >>> round(lesson_min_scale(14), 3), round(lesson_min_scale(28), 3)
+        (0.589, 0.589)
+    """
+    return min(1.0, 11.0 / (min(font_size, base_pt) * 4 / 3))
+
+
 class LessonGraph:
     """A lesson-mode picture of a tape; shows itself as SVG in Jupyter.
 
@@ -220,8 +234,9 @@ class LessonGraph:
 
     def _repr_mimebundle_(self, include=None, exclude=None):
         text = f"LessonGraph({len(self.data['ops'])} ops, {len(self.data['tensors'])} tensors)"
-        try:
-            return {"text/plain": text, "image/svg+xml": self.to_svg()}
+        try:  # wide graphs shrink to the output's width, never below 11 px text
+            svg = fit_width(self.to_svg(), min_scale=lesson_min_scale(self.font_size))
+            return {"text/plain": text, "image/svg+xml": svg}
         except Exception as e:  # say what failed, in place
             msg = html.escape(f"{type(e).__name__}: {e}")
             return {"text/plain": text, "text/html": f"<pre>graph could not be drawn: {msg}</pre>"}

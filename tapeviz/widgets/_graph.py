@@ -45,18 +45,6 @@ def wrap_svg(svg: str, min_scale: float = 11 / 12) -> str:
     return f"<div style='overflow:auto;max-height:460px'>{sized}</div>"
 
 
-def lesson_min_scale(font_size: float, base_pt: float = 14.0) -> float:
-    """How far ``wrap_svg`` may shrink a lesson graph drawn at ``font_size`` points: its text
-    stays >= 11 CSS px at the default 14 pt, and a larger font (a lecture hall's) keeps its
-    advantage, so a wide lesson graph fits the output's width instead of being cut off.
-
-    Example:
-        >>> round(lesson_min_scale(14), 3), round(lesson_min_scale(28), 3)
-        (0.589, 0.589)
-    """
-    return min(1.0, 11.0 / (min(font_size, base_pt) * 4 / 3))
-
-
 class HighlightGraph:
     """Renders one tape's graph with a highlight; caches the extracted graph data."""
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import ipywidgets as W
 
-from tapeviz.graph.lesson import caller_names, lesson_graph, tensor_names
+from tapeviz.graph.lesson import caller_names, lesson_graph, lesson_min_scale, tensor_names
 
 from ._common import error_html, static_bundle
-from ._graph import lesson_min_scale, wrap_svg
+from ._graph import wrap_svg
 
 
 class LessonGraphWidget(W.VBox):

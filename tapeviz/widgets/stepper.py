@@ -7,11 +7,11 @@ import html
 import ipywidgets as W
 import numpy as np
 
-from tapeviz.graph.lesson import caller_names, tensor_names
+from tapeviz.graph.lesson import caller_names, lesson_min_scale, tensor_names
 
 from ..present.palette import GREY, OKABE_ITO
 from ._common import error_html, fmt_shape, preview, static_bundle
-from ._graph import HighlightGraph, lesson_min_scale, wrap_svg
+from ._graph import HighlightGraph, wrap_svg
 from .stepper_ask import AskPanel
 from .stepper_data import consumers, step_data, visited_highlight
 

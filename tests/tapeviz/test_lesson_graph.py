@@ -159,3 +159,16 @@ def test_lesson_pictures_shrink_to_the_output_width_not_below_11px():
     big = LessonGraphWidget(tape, font_size=28).picture.value  # a lecture hall's font keeps
     low, natural = map(int, clamp.search(big).groups())  # its size: >= 22 px
     assert low / natural * 28 * 4 / 3 >= 21.5
+
+
+def test_a_displayed_lesson_graph_fits_the_output_width():
+    """In a notebook the bare LessonGraph (image/svg+xml) shrinks to 720 pt like show_graph's,
+    not below its 11 px floor: at font 28 it was drawn wider than the output, and cut off."""
+    import re
+
+    tape, _ = _micrograd()
+    graph = lesson_graph(tape, font_size=28)
+    size = re.compile(r'<svg width="([\d.]+)pt"')
+    natural = float(size.search(graph.to_svg()).group(1))
+    shown = float(size.search(graph._repr_mimebundle_()["image/svg+xml"]).group(1))
+    assert natural > 720 and shown == pytest.approx(max(720, natural * 0.589), abs=2)
