@@ -120,6 +120,21 @@ def _graph(out) -> dict:
     return data
 
 
+def _graph_when(page, out, cond, timeout: float = 20.0) -> dict:
+    """The lesson graph once ``cond(graph)`` holds (the kernel sends the picture after the
+    text it changes with), or as it is after ``timeout`` seconds, for the assertion to show."""
+    for _ in range(int(timeout * 10)):
+        graph = out.evaluate(SVG_JS)
+        if graph and cond(graph):
+            break
+        page.wait_for_timeout(100)
+    return _graph(out)
+
+
+def _lit(graph: dict) -> list:
+    return sorted(graph["lit"])
+
+
 def _grad(graph: dict, name: str) -> str:
     """The "grad …" field of tensor ``name``'s record."""
     return next(t for t in graph["tensors"][name] if t.startswith("grad"))
@@ -127,10 +142,13 @@ def _grad(graph: dict, name: str) -> str:
 
 def _answer_boxes(out) -> dict:
     """{tensor name: its <input>} of the current step: each box's typeset label reads
-    ∂L/∂name (MathML text "∂L/∂d")."""
+    ∂L/∂name (MathML text "∂L/∂d"); a row whose label is not typeset yet is left out."""
     boxes = {}
     for row in out.locator(".widget-hbox:has(> .widget-text)").all():
-        (label,) = [_norm(t) for t in row.evaluate(MATH_JS)]
+        labels = [_norm(t) for t in row.evaluate(MATH_JS)]
+        if len(labels) != 1:
+            continue
+        label = labels[0]
         match = re.fullmatch(r"∂L/∂(\w+)=?", label.replace("this edge's share of", ""))
         assert match, f"unexpected answer label {label!r}"
         boxes[match.group(1)] = row.locator("input")
@@ -140,7 +158,11 @@ def _answer_boxes(out) -> dict:
 def _answer(page, out, answers: dict) -> str:
     """Type ``answers`` ({name: text}) into the step's boxes, press "check", return the
     result area's text once it has changed."""
-    boxes = _answer_boxes(out)
+    for _ in range(200):  # a new step's boxes arrive after its question
+        boxes = _answer_boxes(out)
+        if sorted(boxes) == sorted(answers):
+            break
+        page.wait_for_timeout(100)
     assert sorted(boxes) == sorted(answers), (sorted(boxes), sorted(answers))
     result = out.locator(".widget-vbox .widget-htmlmath").last
     before = result.inner_text()
@@ -199,7 +221,7 @@ def _ask_mode(page, out):
     assert "correct" in text and "not yet" not in text, text
     lines = [_norm(m) for m in out.locator(".widget-vbox .widget-htmlmath").last.evaluate(MATH_JS)]
     assert "∂L∂d=f=-2" in lines and "∂L∂f=d=4" in lines, lines
-    graph = _graph(out)
+    graph = _graph_when(page, out, lambda g: _grad(g, "d") != "grad ?")
     assert (_grad(graph, "d"), _grad(graph, "f"), _grad(graph, "e")) == (
         "grad -2",
         "grad 4",
@@ -215,18 +237,24 @@ def _ask_mode(page, out):
         "(el) => el.querySelector('.widget-hbox input') && el.innerText.includes('e + c')",
         arg=out.element_handle(),
     )
-    assert sorted(_graph(out)["lit"]) == [["c", "+"], ["e", "+"]]
+    assert _lit(_graph_when(page, out, lambda g: ["e", "+"] in g["lit"])) == [
+        ["c", "+"],
+        ["e", "+"],
+    ]
     assert "correct" in _answer(page, out, {"e": "-2", "c": "-2"})
     out.locator("button:has-text('next')").click()
     _wait_title(page, out, "step 3 of 3")
     page.wait_for_function(
         "(el) => el.innerText.includes('a × b')", arg=out.element_handle(), timeout=20_000
     )
-    assert sorted(_graph(out)["lit"]) == [["a", "×"], ["b", "×"]]
+    assert _lit(_graph_when(page, out, lambda g: ["a", "×"] in g["lit"])) == [
+        ["a", "×"],
+        ["b", "×"],
+    ]
     assert "correct" in _answer(page, out, {"a": "6", "b": "-4"})
     lines = [_norm(m) for m in out.locator(".widget-vbox .widget-htmlmath").last.evaluate(MATH_JS)]
     assert "∂L∂a=∂L∂e⋅∂e∂a=∂L∂e⋅b=(-2)(-3)=6" in lines, lines
-    graph = _graph(out)
+    graph = _graph_when(page, out, lambda g: _grad(g, "a") != "grad ?")
     assert [_grad(graph, n) for n in "abcdef"] == [
         "grad 6",
         "grad -4",
