@@ -3,9 +3,14 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 import tapeviz as tv
 from tapeviz.core.registry import GradConfig
+
+# the engines to parametrize a rendering test over: the system dot is optional, so its cases
+# skip where it is absent (tests/conftest.py); a bare "system" would fail there
+ENGINES = [pytest.param("system", marks=pytest.mark.system_dot), "wasm"]
 
 
 def reuse_tape():
