@@ -244,7 +244,7 @@ def _saved_by_config(grad: GradConfig, inputs, outputs) -> list[SavedValue]:
 def _saved_values(grad: GradConfig, inputs, outputs) -> list[SavedValue]:
     if grad.save_all_inputs:
         saved = [SavedValue("input", k, own(t)) for k, t in inputs.items()]
-        saved += [SavedValue("output", i, outputs[i]) for i in grad.outputs_to_save]
+        saved += [SavedValue("output", i, own(outputs[i])) for i in grad.outputs_to_save]
         return saved
     saved = []
     for is_input, key, readers in grad.save_plan:
