@@ -10,6 +10,7 @@ intermediate came from and raises instead.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import inspect
 
@@ -62,7 +63,8 @@ def custom_grad(f):
             names = names_by_arity[len(xs)] = _input_names(f, len(xs))
         value, outputs, grad_func, saved, start = _forward(f, name, xs)
         if engine.recording():
-            _record(op, name, names, xs, outputs, grad_func, saved, start)
+            end = next(_tensor_mod._ids)  # f's tensors have ids in (start, end)
+            _record(op, name, names, xs, outputs, grad_func, saved, (start, end))
         return value
 
     return op
@@ -159,7 +161,8 @@ def _unpack(result, name):
     return value, grad_func
 
 
-def _record(op, name, names, xs, outputs, grad_func, saved, start):
+def _record(op, name, names, xs, outputs, grad_func, saved, made):
+    start = made[0]
     roles = []
     hazards = []
     for k, t in enumerate(saved):
@@ -179,6 +182,7 @@ def _record(op, name, names, xs, outputs, grad_func, saved, start):
     ]
     spec = _Spec(name, names, xs, len(outputs), grad_func, tuple(hazards + captured))
     spec.captured = len(captured)
+    spec.made, spec.known = made, known
     grad_fn = functools.partial(_grad_fn, spec)
     nodes = engine.record_node(
         KERNEL,
@@ -203,7 +207,8 @@ class _Spec:
     """What the gradient of one call needs: names, input shapes/dtypes, grad_func."""
 
     __slots__ = (
-        "name", "names", "inputs", "shapes", "num_outputs", "grad_func", "hazards", "captured"
+        "name", "names", "inputs", "shapes", "num_outputs", "grad_func", "hazards", "captured",
+        "made", "known",
     )  # fmt: skip
 
     def __init__(self, name, names, xs, num_outputs, grad_func, hazards):
@@ -211,6 +216,8 @@ class _Spec:
         self.shapes = [(x.shape, x.dtype) for x in xs]
         self.num_outputs, self.grad_func, self.hazards = num_outputs, grad_func, hazards
         self.captured = 0  # how many of the hazards grad_func reaches through its closure
+        self.made = (0, 0)  # the ids of the tensors f made: (start, end), exclusive
+        self.known = set()  # ids of f's inputs, outputs and saved tensors
 
 
 def _grad_fn(spec, dy, saved, attrs):
@@ -245,8 +252,11 @@ def _run_grad_func(spec, dy, saved):
     if spec.hazards:
         _mark_intermediates(spec)
     dy_arg = list(dy) if spec.num_outputs > 1 else dy
+    outer = outer_recorders()
+    watch = _UsedIntermediates(spec, outer) if outer else contextlib.nullcontext()
     try:
-        result = spec.grad_func(dy_arg, list(saved))
+        with watch:
+            result = spec.grad_func(dy_arg, list(saved))
     except GradientError:
         raise
     except Exception as e:
@@ -293,18 +303,62 @@ def outer_recorders() -> tuple:
     return tuple(r for r in engine._RECORDERS.get() if getattr(r, "_grad_of", None) is None)
 
 
-def _mark_intermediates(spec):
+class _UsedIntermediates:
+    """A recorder first in line while ``grad_func`` runs under an outer tape: an op input
+    that ``f`` made (an id in ``spec.made``) and that is none of its inputs, outputs or saved
+    tensors reached ``grad_func`` some way the closure scan cannot see (an object attribute,
+    a bound method, a global dict). Before the outer tapes record that op, the input is
+    marked as an intermediate (``_mark_intermediates``), so a second derivative through it
+    raises instead of treating it as a constant."""
+
+    _grad_of = -1  # not a tape being differentiated, and not an outer tape
+    watched: frozenset = frozenset()  # needs no gradient itself (numpy_dispatch)
+    _producer: dict = {}
+    backward_nodes: list = []
+
+    def __init__(self, spec, outer):
+        self.spec, self.outer, self.marked = spec, outer, set(spec.known)
+        self.marked.update(id(t) for t in spec.hazards)
+        self.token = None
+
+    def __enter__(self):
+        self.token = engine._RECORDERS.set((self,) + engine._RECORDERS.get())
+
+    def __exit__(self, *exc):
+        engine._RECORDERS.reset(self.token)
+
+    def _record(self, kernel, backend, inputs, outputs, attrs, extra, source):
+        start, end = self.spec.made
+        found = [
+            t
+            for t in inputs.values()
+            if start < t.id < end and id(t) not in self.marked and t.dtype.kind == "f"
+        ]
+        if found:
+            self.marked.update(id(t) for t in found)
+            _mark_intermediates(self.spec, tuple(found), self.outer)
+
+
+def _mark_intermediates(spec, hazards=None, outer=None):
     """Tell outer tapes that the saved intermediates come from the inputs, through a node
     whose gradient raises: a second derivative that needs them fails instead of being wrong."""
-    outer = outer_recorders()
+    outer = outer_recorders() if outer is None else outer
     if not outer:
         return
-    config = GradConfig(INTERMEDIATE_KERNEL, functools.partial(_intermediate_grad, spec))
+    if hazards is None:
+        n_saved, n_captured = len(spec.hazards) - spec.captured, spec.captured
+        how = " and ".join(
+            [f"{n_saved} saved"] * bool(n_saved)
+            + [f"{n_captured} closure-captured"] * bool(n_captured)
+        )
+    else:  # seen when grad_func used them (_UsedIntermediates)
+        how = f"{len(hazards)} (reached without save(): an attribute, a method, a global)"
+    config = GradConfig(INTERMEDIATE_KERNEL, functools.partial(_intermediate_grad, spec, how))
     with engine._set_recorders(outer):
         engine.record_node(
             INTERMEDIATE_KERNEL,
             dict(zip(spec.names, spec.inputs)),
-            spec.hazards,
+            spec.hazards if hazards is None else hazards,
             {},
             config,
             style="custom_grad",
@@ -313,12 +367,7 @@ def _mark_intermediates(spec):
         )
 
 
-def _intermediate_grad(spec, dy, saved, attrs):
-    n_saved, n_captured = len(spec.hazards) - spec.captured, spec.captured
-    how = " and ".join(
-        [f"{n_saved} saved"] * bool(n_saved) + [f"{n_captured} closure-captured"] * bool(n_captured)
-    )
-
+def _intermediate_grad(spec, how, dy, saved, attrs):
     def fail():
         raise GradientError(
             f"custom_grad({spec.name}): cannot differentiate its gradient again: grad_func uses "

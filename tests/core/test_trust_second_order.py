@@ -94,6 +94,54 @@ def test_second_derivative_through_a_closure_captured_intermediate_raises(how):
         core.grad(lambda x: core.sum(core.grad(f)(x)))(core.tensor(X64))
 
 
+class _Box:
+    pass
+
+
+class _Slope:
+    def __init__(self, slope):
+        self.slope = slope
+
+    def __call__(self, dy, saved):
+        return dy * self.slope
+
+
+_GLOBAL_CACHE: dict = {}
+
+
+def _through_global(slope):
+    _GLOBAL_CACHE["slope"] = slope
+    return lambda dy, saved: dy * _GLOBAL_CACHE["slope"]
+
+
+def _through_attribute(slope):
+    box = _Box()
+    box.slope = slope
+    return lambda dy, saved: dy * box.slope
+
+
+# ways the closure scan cannot follow: seen when grad_func runs an op on the intermediate
+HIDDEN = {
+    "object attribute": _through_attribute,
+    "callable object": _Slope,
+    "bound method": lambda slope: _Slope(slope).__call__,
+    "global dict": _through_global,
+    "deeply nested list": lambda slope: (lambda b: lambda dy, saved: dy * b[0][0][0][0])(
+        [[[[slope]]]]
+    ),
+}
+
+
+@pytest.mark.parametrize("how", HIDDEN)
+def test_second_derivative_through_a_hidden_intermediate_raises(how):
+    """Before: the second derivative was silently 3x^2's derivative left out (6x missing)."""
+    f = _cube_by_closure(HIDDEN[how])
+    first = core.grad(f)(core.tensor(X64))
+    np.testing.assert_allclose(first.numpy(), 3 * X64**2)
+    with pytest.raises(GradientError, match=r"custom_grad\(cube\).*reached without save\(\)"):
+        core.grad(lambda x: core.sum(core.grad(f)(x)))(core.tensor(X64))
+
+
 def test_capturing_inputs_and_outputs_is_right_at_second_order():
     @core.custom_grad
     def cube(x, save):
