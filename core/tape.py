@@ -87,7 +87,16 @@ class Tape:
         return self
 
     def __exit__(self, *exc):
-        token, self._token = self._token, None
+        token = self._token
+        if token is None or self._owner != threading.get_ident():
+            where = "is not open" if token is None else "was opened in another thread"
+            raise RuntimeError(f"Tape: exited, but its `with` block {where}")
+        if engine._RECORDERS.get()[-1:] != (self,):  # a tape entered later is still open
+            raise RuntimeError(
+                "Tape: exited while a tape entered after it is still recording; exit tapes in "
+                "the reverse order they were entered (as nested `with` blocks do)"
+            )
+        self._token = None
         engine._RECORDERS.reset(token)
         return False
 

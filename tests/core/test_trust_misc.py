@@ -54,6 +54,48 @@ def test_a_second_thread_entering_an_open_tape_gets_a_named_error():
     assert tape._token is None
 
 
+def test_exiting_a_tape_that_is_not_open_is_a_named_error():
+    """Not contextvars' "expected an instance of Token, got None"."""
+    tape = core.Tape()
+    with pytest.raises(RuntimeError, match="Tape: exited, but its `with` block is not open"):
+        tape.__exit__(None, None, None)
+    with tape:
+        pass
+    with pytest.raises(RuntimeError, match="is not open"):
+        tape.__exit__(None, None, None)
+    assert core.engine._RECORDERS.get() == ()
+
+
+def test_exiting_tapes_out_of_order_is_a_named_error_and_leaks_no_recorder():
+    """Before: the outer tape's exit reset the recorders, the inner one's restored the outer
+    tape, which then recorded every later op of the session."""
+    a, b = core.Tape(), core.Tape()
+    a.__enter__()
+    b.__enter__()
+    with pytest.raises(RuntimeError, match="a tape entered after it is still recording"):
+        a.__exit__(None, None, None)
+    b.__exit__(None, None, None)
+    a.__exit__(None, None, None)
+    assert core.engine._RECORDERS.get() == ()
+
+
+def test_exiting_a_tape_from_another_thread_is_a_named_error():
+    tape, errors = core.Tape(), []
+
+    def other():
+        try:
+            tape.__exit__(None, None, None)
+        except RuntimeError as e:
+            errors.append(str(e))
+
+    with tape:
+        t = threading.Thread(target=other)
+        t.start()
+        t.join()
+    assert errors == ["Tape: exited, but its `with` block was opened in another thread"]
+    assert core.engine._RECORDERS.get() == ()
+
+
 def test_audit_report_iterates_over_node_audits():
     tape, _, _ = _recorded()
     report = core.audit(tape)
