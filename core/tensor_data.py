@@ -105,8 +105,17 @@ def own(t: Tensor) -> Tensor:
 
 
 def mark_views(inputs: dict, outputs) -> None:
-    """Make each output that may share memory with a ``_Foreign`` input ``_Foreign`` too."""
-    user = [t._data for t in inputs.values() if type(t) is _Foreign and t._data is not None]
+    """Make each output that may share memory with a ``_Foreign`` input ``_Foreign`` too
+    (``outputs``: the fresh Tensors ``run_kernel`` just made)."""
     for o in outputs:
-        if type(o) is Tensor and any(np.may_share_memory(o._data, u) for u in user):
-            o.__class__ = _Foreign
+        d = o._data
+        if d.base is None:  # a fresh array is the kernel's own, unless it is an input itself
+            for t in inputs.values():
+                if d is t._data:
+                    break
+            else:
+                continue
+        for t in inputs.values():
+            if type(t) is _Foreign and t._data is not None and np.may_share_memory(d, t._data):
+                o.__class__ = _Foreign
+                break
