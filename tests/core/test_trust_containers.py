@@ -125,3 +125,18 @@ def test_a_loss_differentiates_its_labels_when_they_are_a_recorded_tensor(loss):
     np.testing.assert_allclose(value.item(), ag_fn(_P, _Q), rtol=1e-12)
     np.testing.assert_allclose(ga.numpy(), autograd.grad(ag_fn, 0)(_P, _Q), rtol=1e-10, atol=1e-12)
     np.testing.assert_allclose(gb.numpy(), autograd.grad(ag_fn, 1)(_P, _Q), rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("dtype", [None, "float64", "float32"])
+def test_tensor_of_a_recorded_tensor_keeps_the_gradient(dtype):
+    """``tv.tensor(x * 2)`` in a tape was a detached copy (gradient 2x instead of 4x, or None
+    after a dtype change); now an op, as ``tv.tensor([x * 2])[0]`` already was."""
+    x = core.tensor(X)
+    with core.Tape() as tape:
+        tape.watch(x)
+        y = core.sum(core.cast(core.tensor(x * x, dtype=dtype), "float64") * 2.0)
+    np.testing.assert_allclose(tape.gradient(y, x).numpy(), 4 * X, rtol=1e-6)
+    outside = core.tensor(x)  # not recorded: a plain copy, as before
+    assert (
+        outside is not x and type(outside) is core.Tensor and outside.numpy().tolist() == X.tolist()
+    )
