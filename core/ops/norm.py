@@ -65,6 +65,10 @@ def _matrix(x, p, ax, keepdims):
 def norm(x, ord=None, axis=None, keepdims=False) -> Tensor:  # noqa: A002 - numpy's name
     """Vector or matrix norm as ``numpy.linalg.norm``.
 
+    Convention (PyTorch): where a 2-norm, Frobenius norm or p-norm (p > 0) is 0 its gradient
+    is 0 (the derivative does not exist there; autograd's 0/0 gives NaN), as ``std``'s at
+    zero spread. Max/min norms share the gradient evenly at ties.
+
     Example:
         >>> import tapeviz.core as core
         >>> float(core.linalg.norm(core.tensor([3.0, 4.0])))
