@@ -13,11 +13,24 @@ import numpy as np
 
 from .tensor import Tensor
 
-__all__ = ["GradientError", "check_keys", "check_gradient", "reducible", "saved_key_error"]
+__all__ = [
+    "GradientError",
+    "NotDifferentiableError",
+    "check_keys",
+    "check_gradient",
+    "reducible",
+    "saved_key_error",
+]
 
 
 class GradientError(RuntimeError):
     """A gradient function returned something wrong, or a gradient is missing."""
+
+
+class NotDifferentiableError(GradientError):
+    """A gradient was needed through a primitive that has none: no gradient is registered
+    for its kernel, or its gradient (numpy or compiled code) cannot be differentiated again
+    (``Primitive.once_only``). ``check_grads`` notes it instead of reporting a wrong one."""
 
 
 def check_keys(where: str, thunks: dict, inputs, optional=()) -> None:

@@ -381,9 +381,9 @@ def tensor(data, dtype=None, name: str | None = None) -> Tensor:
         out.name = name
         return out
     if isinstance(data, Tensor) and data.dtype.kind == "f":
-        from .tensor_data import _recorded
+        from .engine import tracks
 
-        if _recorded(data):  # a copy would silently cut the gradient: copy with an op
+        if tracks(data):  # a copy would silently cut the gradient: copy with an op
             from .ops import cast, identity
 
             same = dtype is None or np.dtype(dtype) == data.dtype

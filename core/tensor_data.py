@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .tensor import _CONVERTING, Tensor, Variable, _HoldsTensor, _to_array
+from .tensor import _CONVERTING, Tensor, _HoldsTensor, _to_array
 
 __all__ = ["from_data", "own", "mark_views", "check_not_recorded"]
 
@@ -26,21 +26,6 @@ _DETACH_MESSAGE = (
     "of tensors, tv.exp/tv.sum/... for np.exp/np.sum/...; or take a constant on purpose with "
     "x.numpy() or tv.stop_gradient(x)"
 )
-
-
-def _recorded(t) -> bool:
-    """True when a gradient of an active tape could flow through ``t``: a tape made it or
-    watches it, or it is a trainable variable (watched as soon as an op uses it)."""
-    from .engine import _RECORDERS
-
-    recorders = _RECORDERS.get()
-    if not recorders:
-        return False
-    if isinstance(t, Variable) and t.trainable:
-        return True
-    return any(
-        t.id in r._producer or t.id in r.watched for r in recorders if hasattr(r, "_producer")
-    )
 
 
 def from_data(data, dtype=None, where="tensor") -> Tensor:
@@ -82,7 +67,9 @@ def _stack_nested(data, dtype, where) -> Tensor:
 
 def check_not_recorded(t: Tensor) -> None:
     """A TypeError when a gradient of an active tape could flow through ``t``."""
-    if _recorded(t):
+    from .engine import tracks
+
+    if tracks(t):
         raise TypeError(_DETACH_MESSAGE.format(label=t._label()))
 
 

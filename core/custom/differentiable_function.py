@@ -15,24 +15,15 @@ import functools
 import numpy as np
 
 from .. import engine
-from ..backward import GradientError
-from ..grad_validation import check_gradient
+from ..grad_validation import GradientError, check_gradient
 from ..registry import GradConfig
 from ..tensor import Tensor, _check_dtype
-from ..tensor_data import from_data
-from .custom_grad import outer_recorders, thunks_once
+from .builder import Primitive, as_input, outer_tapes, thunks_once
 
 __all__ = ["DifferentiableFunction"]
 
 KERNEL = "DifferentiableFunction"
 BACKWARD_KERNEL = "DifferentiableFunctionBackward"
-
-
-class _NeededGradConfig(GradConfig):
-    """A GradConfig whose ``grad_fn`` also receives the set of input names that need a
-    gradient (core/backward.py checks ``wants_needed``)."""
-
-    wants_needed = True
 
 
 class DifferentiableFunction:
@@ -94,7 +85,7 @@ class DifferentiableFunction:
         cls = type(self).__name__
         if not hasattr(self, "num_outputs"):
             raise TypeError(f"{cls}: call super().__init__(...) in {cls}.__init__")
-        xs = [_as_input(x, cls, i) for i, x in enumerate(X)]
+        xs = [as_input(x, f"{cls}: input X{i + 1}") for i, x in enumerate(X)]
         with engine.no_grad():
             try:
                 result = self.forward(*[x.numpy() for x in xs])
@@ -108,14 +99,16 @@ class DifferentiableFunction:
             _record(self, cls, xs, outputs, tuple(Tensor(m) for m in mems))
         return outputs[0] if self.num_outputs == 1 else outputs
 
-
-def _as_input(x, cls, i) -> Tensor:
-    if isinstance(x, Tensor):
-        return x
-    try:
-        return from_data(x, where=f"{cls}: input X{i + 1}")  # a numpy array: copied if saved
-    except TypeError as e:
-        raise TypeError(f"{cls}: input X{i + 1} must be a Tensor or an array: {e}") from None
+    def _primitives(self, cls) -> tuple:
+        """This instance's primitives (made once): its forward node, and the node of its
+        backward that outer tapes record (higher order sees it)."""
+        prims = self.__dict__.get("_tv_primitives")
+        if prims is None:
+            prims = self.__dict__["_tv_primitives"] = (
+                Primitive(KERNEL, label=cls, kind=KERNEL, forward=self, once_only=True),
+                Primitive(BACKWARD_KERNEL, label=f"{cls}.backward", kind=KERNEL),
+            )
+        return prims
 
 
 def _split_forward(fn, cls, result):
@@ -149,28 +142,25 @@ def _record(fn, cls, xs, outputs, memory):
     if fn.save_outputs_for_backward:
         saved += [("output", j, y) for j, y in enumerate(outputs)]
     saved += [("memory", f"memory{j + 1}", t) for j, t in enumerate(memory)]
-    spec = _Spec(fn, cls, names, xs)
-    config = _NeededGradConfig(KERNEL, functools.partial(_grad_fn, spec))
-    nodes = engine.record_node(
-        KERNEL, dict(zip(names, xs)), outputs, {}, config, style=KERNEL, label=cls, saved=saved
-    )
-    for node in nodes:
-        node.info = {
-            "function": fn,
-            "forward": fn,  # re-runs the forward on tensors (core.audit's contract)
-            "num_outputs": fn.num_outputs,
-            "num_memory_values": fn.num_memory_values,
-            "save_inputs_for_backward": fn.save_inputs_for_backward,
-            "save_outputs_for_backward": fn.save_outputs_for_backward,
-        }
+    prims = fn._primitives(cls)
+    spec = _Spec(fn, cls, names, xs, prims)
+    grad = GradConfig(KERNEL, functools.partial(_grad_fn, spec), wants_needed=True)
+    attrs = {
+        "num_outputs": fn.num_outputs,
+        "num_memory_values": fn.num_memory_values,
+        "save_inputs_for_backward": fn.save_inputs_for_backward,
+        "save_outputs_for_backward": fn.save_outputs_for_backward,
+    }
+    prims[0].record(dict(zip(names, xs)), outputs, attrs, grad, saved)
 
 
 class _Spec:
-    __slots__ = ("fn", "cls", "names", "inputs", "shapes")
+    __slots__ = ("fn", "cls", "names", "inputs", "shapes", "prims")
 
-    def __init__(self, fn, cls, names, xs):
+    def __init__(self, fn, cls, names, xs, prims):
         self.fn, self.cls, self.names, self.inputs = fn, cls, names, xs
         self.shapes = [(x.shape, x.dtype) for x in xs]
+        self.prims = prims
 
 
 def _grad_fn(spec, dy, saved, attrs, needed=None):
@@ -225,24 +215,14 @@ def _record_backward(spec, dys, args, grads):
     with respect to dLdY exists (backward is linear in dLdY; core.jvp needs it: see
     ``_through_backward``); with respect
     to the inputs it raises: no tape can see into backward's numpy code."""
-    outer = outer_recorders()
     which = [i for i, g in enumerate(grads) if g is not None]
-    if not outer or not which:
+    if not outer_tapes() or not which:
         return
     inputs = {f"dLdY{j + 1}": d for j, d in enumerate(dys)}
     inputs.update(zip(spec.names, spec.inputs))
-    grad_fn = functools.partial(_backward_grad, spec, args, which)
-    with engine._set_recorders(outer):
-        engine.record_node(
-            BACKWARD_KERNEL,
-            inputs,
-            tuple(grads[i] for i in which),
-            {},
-            GradConfig(BACKWARD_KERNEL, grad_fn),
-            style=KERNEL,
-            label=f"{spec.cls}.backward",
-            saved=[],
-        )
+    grad = GradConfig(BACKWARD_KERNEL, functools.partial(_backward_grad, spec, args, which))
+    outs = tuple(grads[i] for i in which)
+    spec.prims[1].record(inputs, outs, {}, grad, [], outer_only=True)
 
 
 def _backward_grad(spec, args, which, dy, saved, attrs):
@@ -336,9 +316,9 @@ def _transpose_per_element(spec, args, which, ws, j, elements):
 
 
 def _second_order_error(spec):
-    raise GradientError(
-        f"{spec.cls}: cannot differentiate the gradient of a DifferentiableFunction with "
-        f"respect to its inputs: {spec.cls}.backward works on numpy arrays, which no tape can "
-        "see into. For higher-order derivatives write the function with tv ops, or use "
-        "tv.custom_grad with a grad_func written with ops."
+    raise spec.prims[0].once_only_error(
+        f"a DifferentiableFunction's gradient with respect to its inputs is "
+        f"{spec.cls}.backward on numpy arrays, which no tape can see into",
+        "For higher-order derivatives write the function with tv ops, or use tv.custom_grad "
+        "with a grad_func written with ops.",
     )

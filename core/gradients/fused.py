@@ -6,6 +6,7 @@ Each entry: (kernel, grad_fn, inputs_to_save, outputs_to_save).
 
 from __future__ import annotations
 
+from .. import batching as B
 from .. import kernel_names as K
 from .. import ops as o
 from ..ops.elementwise import (
@@ -70,3 +71,8 @@ GRADIENTS = [
     (K.SIN_GRAD, _sin_grad, ("dy", "x"), ()),
     (K.COS_GRAD, _cos_grad, ("dy", "x"), ()),
 ]
+
+BATCHING = dict.fromkeys(
+    [K.TANH_GRAD, K.SIGMOID_GRAD, K.RELU_GRAD, K.SQRT_GRAD, K.RSQRT_GRAD, K.SIN_GRAD, K.COS_GRAD],
+    B.broadcast,
+)  # how the batched replay runs each (core/batching.py)
