@@ -17,6 +17,7 @@ import numpy as np
 from .backend_registry import _GLOBAL_BACKEND, _SCOPED_BACKEND, get_backend
 from .registry import _PRIMITIVES, _missing_kernel_message
 from .tensor import DisposedError, Tensor, Variable
+from .tensor_data import _Foreign, mark_views
 
 __all__ = ["run_kernel", "no_grad", "name_scope", "settings", "Recording"]
 
@@ -123,12 +124,15 @@ def run_kernel(name: str, inputs: dict, attrs: dict | None = None):
     if config is None:
         raise KeyError(_missing_kernel_message(name, backend))
     arrays = {}
+    foreign = False  # an input wraps a user's numpy array without a copy (tensor_data.py)
     for key, t in inputs.items():
-        if type(t) is not Tensor and not isinstance(t, Tensor):
-            raise TypeError(
-                f"{name}: input {key!r} must be a Tensor, got {type(t).__name__} "
-                "(wrap it with tv.tensor)"
-            )
+        if type(t) is not Tensor:
+            if not isinstance(t, Tensor):
+                raise TypeError(
+                    f"{name}: input {key!r} must be a Tensor, got {type(t).__name__} "
+                    "(wrap it with tv.tensor)"
+                )
+            foreign = foreign or type(t) is _Foreign
         data = t._data
         if data is None:
             raise DisposedError(f"{name}: input {key!r} ({t._label()}) was disposed")
@@ -145,6 +149,8 @@ def run_kernel(name: str, inputs: dict, attrs: dict | None = None):
     else:
         outputs = tuple(Tensor(a) for a in _check_outputs(name, backend, out))
         result = outputs if type(out) is tuple or type(out) is list else outputs[0]
+    if foreign:
+        mark_views(inputs, outputs)
     rec = _RECORDING.get()
     if rec is not None:
         source = (rec.source or _user_frame()) if settings.record_source else None

@@ -74,7 +74,17 @@ class Tape:
         return self
 
     def __exit__(self, *exc):
-        token, self._token = self._token, None
+        token = self._token
+        if token is None or self._owner != threading.get_ident():
+            where = "is not open" if token is None else "was opened in another thread"
+            raise RuntimeError(f"Tape: exited, but its `with` block {where}")
+        rec = engine._RECORDING.get()
+        if rec is None or rec.tapes[-1:] != (self,):  # a tape entered later is still open
+            raise RuntimeError(
+                "Tape: exited while a tape entered after it is still recording; exit tapes in "
+                "the reverse order they were entered (as nested `with` blocks do)"
+            )
+        self._token = None
         engine._RECORDING.reset(token)
         return False
 
@@ -185,7 +195,7 @@ def _saved_by_config(grad: GradConfig, inputs, outputs) -> list[SavedValue]:
 def _saved_values(grad: GradConfig, inputs, outputs) -> list[SavedValue]:
     if grad.save_all_inputs:
         saved = [SavedValue("input", k, own(t)) for k, t in inputs.items()]
-        saved += [SavedValue("output", i, outputs[i]) for i in grad.outputs_to_save]
+        saved += [SavedValue("output", i, own(outputs[i])) for i in grad.outputs_to_save]
         return saved
     saved = []
     for is_input, key, readers in grad.save_plan:

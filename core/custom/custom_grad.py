@@ -62,7 +62,8 @@ def custom_grad(f):
             names = names_by_arity[len(xs)] = _input_names(f, len(xs))
         value, outputs, grad_func, saved, start = _forward(f, name, xs)
         if engine.recording():
-            _record(prims, name, names, xs, outputs, grad_func, saved, start)
+            end = next(_tensor_mod._ids)  # f's tensors have ids in (start, end)
+            _record(prims, name, names, xs, outputs, grad_func, saved, (start, end))
         return value
 
     # the primitive of every call (its forward re-runs op: the audit and the batched
@@ -157,7 +158,8 @@ def _unpack(result, name):
     return value, grad_func
 
 
-def _record(prims, name, names, xs, outputs, grad_func, saved, start):
+def _record(prims, name, names, xs, outputs, grad_func, saved, made):
+    start = made[0]
     roles = []
     hazards = []
     for k, t in enumerate(saved):
@@ -177,6 +179,7 @@ def _record(prims, name, names, xs, outputs, grad_func, saved, start):
     ]
     spec = _Spec(name, names, xs, len(outputs), grad_func, tuple(hazards + captured))
     spec.captured, spec.marker = len(captured), prims[1]
+    spec.made, spec.known = made, known | {id(t) for t in spec.hazards}
     grad = GradConfig(KERNEL, functools.partial(_grad_fn, spec))
     attrs = {"num_outputs": len(outputs), "intermediates": len(hazards)}
     prims[0].record(dict(zip(names, xs)), outputs, attrs, grad, roles)
@@ -187,7 +190,7 @@ class _Spec:
 
     __slots__ = (
         "name", "names", "inputs", "shapes", "num_outputs", "grad_func", "hazards", "captured",
-        "marker",
+        "marker", "made", "known",
     )  # fmt: skip
 
     def __init__(self, name, names, xs, num_outputs, grad_func, hazards):
@@ -196,6 +199,8 @@ class _Spec:
         self.num_outputs, self.grad_func, self.hazards = num_outputs, grad_func, hazards
         self.captured = 0  # how many of the hazards grad_func reaches through its closure
         self.marker = None  # the Primitive of the node marking the hazards
+        self.made = (0, 0)  # the ids of the tensors f made: (start, end), exclusive
+        self.known = set()  # ids of f's inputs, outputs, saved tensors and hazards
 
 
 def _grad_fn(spec, dy, saved, attrs):
@@ -213,6 +218,8 @@ def _run_grad_func(spec, dy, saved):
     if spec.hazards:
         _mark_intermediates(spec)
     dy_arg = list(dy) if spec.num_outputs > 1 else dy
+    outer = outer_tapes()
+    before = [len(t.nodes) for t in outer]
     try:
         result = spec.grad_func(dy_arg, list(saved))
     except GradientError:
@@ -222,7 +229,50 @@ def _run_grad_func(spec, dy, saved):
             f"custom_grad({spec.name}): grad_func raised {type(e).__name__}: {e}"
         ) from e
     grads = _as_list(spec, result)
-    return [_check_gradient(spec, i, g) for i, g in enumerate(grads)]
+    grads = [_check_gradient(spec, i, g) for i, g in enumerate(grads)]
+    hidden = _hidden_intermediates(spec, outer, before)
+    return _through_marker(spec, grads, hidden) if hidden else grads
+
+
+def _hidden_intermediates(spec, outer, before) -> int:
+    """How many tensors ``f`` made, none of its inputs, outputs or saved (or closure-found)
+    tensors, the ops of ``grad_func`` read: reached some way the closure scan cannot see (an
+    object attribute, a bound method, a global dict, deep nesting). The outer tapes saw
+    those ops take them as constants."""
+    start, end = spec.made
+    found = set()
+    for tape, n in zip(outer, before):
+        for node in tape.nodes[n:]:
+            for t in node.inputs.values():
+                if start < t.id < end and id(t) not in spec.known and t.dtype.kind == "f":
+                    found.add(id(t))
+    return len(found)
+
+
+def _through_marker(spec, grads, hidden):
+    """The gradients, passed on the outer tapes through a node whose gradient for ``f``'s
+    inputs raises (for the gradients themselves it is the identity): the first derivative is
+    unchanged, a second derivative through the hidden intermediates is an error."""
+    which = [i for i, g in enumerate(grads) if g is not None]
+    if not which:
+        return grads
+    out = list(grads)
+    for i in which:
+        out[i] = Tensor(grads[i]._array)
+    inputs = dict(zip(spec.names, spec.inputs))
+    inputs.update({f"grad{i}": grads[i] for i in which})
+    how = f"{hidden} (reached without save(): an attribute, a method, a global)"
+    grad = GradConfig(INTERMEDIATE_KERNEL, functools.partial(_pass_through, spec, which, how))
+    spec.marker.record(inputs, tuple(out[i] for i in which), {}, grad, [], outer_only=True)
+    return out
+
+
+def _pass_through(spec, which, how, dy, saved, attrs):
+    dys = dy if isinstance(dy, tuple) else (dy,)
+    thunks = _intermediate_grad(spec, how, dy, saved, attrs)
+    for k, i in enumerate(which):
+        thunks[f"grad{i}"] = functools.partial(lambda d: d, dys[k])
+    return thunks
 
 
 def _as_list(spec, result) -> list:
@@ -261,17 +311,16 @@ def _mark_intermediates(spec):
     whose gradient raises: a second derivative that needs them fails instead of being wrong."""
     if not outer_tapes():
         return
-    grad = GradConfig(INTERMEDIATE_KERNEL, functools.partial(_intermediate_grad, spec))
-    inputs = dict(zip(spec.names, spec.inputs))
-    spec.marker.record(inputs, spec.hazards, {}, grad, [], outer_only=True)
-
-
-def _intermediate_grad(spec, dy, saved, attrs):
     n_saved, n_captured = len(spec.hazards) - spec.captured, spec.captured
     how = " and ".join(
         [f"{n_saved} saved"] * bool(n_saved) + [f"{n_captured} closure-captured"] * bool(n_captured)
     )
+    grad = GradConfig(INTERMEDIATE_KERNEL, functools.partial(_intermediate_grad, spec, how))
+    inputs = dict(zip(spec.names, spec.inputs))
+    spec.marker.record(inputs, spec.hazards, {}, grad, [], outer_only=True)
 
+
+def _intermediate_grad(spec, how, dy, saved, attrs):
     def fail():
         raise GradientError(
             f"custom_grad({spec.name}): cannot differentiate its gradient again: grad_func uses "

@@ -236,7 +236,7 @@ def _backward_grad(spec, args, which, dy, saved, attrs):
     return thunks
 
 
-_EXACT_LIMIT = 1024  # output elements: above this a non-smooth point is an error
+_EXACT_LIMIT = 1024  # output elements at non-smooth points: above this, an error
 
 
 def _through_backward(spec, args, which, ws, j, cache):
@@ -245,46 +245,50 @@ def _through_backward(spec, args, which, ws, j, cache):
     backward is a black box: its transpose would take one call per element of ``Y_j``.
     Instead ``forward`` is differentiated along ``w`` by central differences in float64
     with a Richardson step (five forward calls: linear in size; error ~1e-10 relative).
-    Where the one-sided derivatives disagree (a kink, a forward that computes in float32)
-    the exact per-element transpose is used for small outputs, and larger ones raise an
-    error naming the class.
+    An output element whose one-sided derivatives disagree (a kink such as relu at 0, a
+    forward that computes in float32) gets its exact value from backward instead, one call
+    per such element: at most ``_EXACT_LIMIT`` of them, more raise an error naming the class.
     """
     if not cache:
         cache.append(_directional(spec, which, ws, [a.shape for a in args[: spec.fn.num_outputs]]))
-    estimate = cache[0]
-    if estimate is not None:
-        return Tensor(estimate[j].astype(args[j].dtype))
-    if args[j].size > _EXACT_LIMIT:
+    central, rough = cache[0][j]
+    n_rough = int(np.count_nonzero(rough))
+    if n_rough > _EXACT_LIMIT:
         raise GradientError(
             f"{spec.cls}: forward mode (tv.jvp, or a second derivative through dLdY) "
             f"differentiates {spec.cls}.forward along the tangent by finite differences, and "
-            "the one-sided derivatives disagree here (a kink, or a forward computing in "
-            "float32); the exact alternative costs one backward call per output element "
-            f"({args[j].size} > {_EXACT_LIMIT}). Write the function with tv ops or "
-            "tv.custom_grad for exact forward mode."
+            f"the one-sided derivatives disagree at {n_rough} of its {central.size} output "
+            "elements (kinks, or a forward computing in float32); each of those costs one "
+            f"exact backward call, and {n_rough} > {_EXACT_LIMIT}. Write the function with tv "
+            "ops or tv.custom_grad for exact forward mode."
         )
-    return _transpose_per_element(spec, args, which, ws, j)
+    out = np.where(rough, 0.0, central).astype(args[j].dtype)
+    if n_rough:
+        out[rough] = _transpose_per_element(spec, args, which, ws, j, np.argwhere(rough))
+    return Tensor(out)
 
 
 def _directional(spec, which, ws, out_shapes):
-    """d forward(X + s w) / ds at s = 0 for each output (float64), or None if not smooth."""
+    """For each output: (d forward(X + s w) / ds at s = 0 in float64, a mask of the elements
+    where that is not smooth: one-sided derivatives disagree or not finite)."""
     xs = [x.numpy().astype(np.float64) if x.dtype.kind == "f" else x.numpy() for x in spec.inputs]
     dirs = {i: np.asarray(w, np.float64) for i, w in zip(which, ws)}
     wmax = max(float(np.abs(w).max(initial=0)) for w in dirs.values())
     if wmax == 0:
-        return [np.zeros(shape) for shape in out_shapes]
+        return [(np.zeros(shape), np.zeros(shape, bool)) for shape in out_shapes]
     xmax = max(float(np.abs(xs[i]).max(initial=0)) for i in dirs)
     h = 1e-4 * (1 + xmax) / wmax
     at = {k: _forward_at(spec, xs, dirs, k * h) for k in (-1, -0.5, 0, 0.5, 1)}
     out = []
     for m1, m2, f0, p2, p1 in zip(*at.values()):
-        central = (4 * (p2 - m2) / h - (p1 - m1) / (2 * h)) / 3  # Richardson: O(h^4)
-        right = 2 * (p2 - f0) / (h / 2) - (p1 - f0) / h  # one-sided, Richardson: O(h^2)
-        left = 2 * (f0 - m2) / (h / 2) - (f0 - m1) / h
-        tol = 1e-5 * (float(np.abs(central).max(initial=0)) + 1)
-        if not np.isfinite(central).all() or np.abs(right - left).max(initial=0) > tol:
-            return None  # the two sides disagree: a kink (or float32 rounding) near x
-        out.append(central)
+        with np.errstate(all="ignore"):
+            central = (4 * (p2 - m2) / h - (p1 - m1) / (2 * h)) / 3  # Richardson: O(h^4)
+            right = 2 * (p2 - f0) / (h / 2) - (p1 - f0) / h  # one-sided, Richardson: O(h^2)
+            left = 2 * (f0 - m2) / (h / 2) - (f0 - m1) / h
+            finite = np.isfinite(central)
+            tol = 1e-5 * (float(np.abs(central[finite]).max(initial=0)) + 1)
+            rough = ~finite | ~(np.abs(right - left) <= tol)  # a kink (or float32 rounding)
+        out.append((central, rough))
     return out
 
 
@@ -296,19 +300,19 @@ def _forward_at(spec, xs, dirs, step):
     return [np.asarray(y, np.float64) for y in ys]
 
 
-def _transpose_per_element(spec, args, which, ws, j):
-    """``J_j w`` exactly: one backward call per element of ``Y_j`` (small outputs only)."""
+def _transpose_per_element(spec, args, which, ws, j, elements):
+    """``(J_j w)[e]`` exactly for each index ``e`` of ``elements``: one backward call each."""
     m = spec.fn.num_outputs
     flags = tuple(i in which for i in range(len(spec.names)))
     zeros = [np.zeros(a.shape, a.dtype) for a in args[:m]]
-    out = np.zeros(args[j].shape, args[j].dtype)
-    for e in np.ndindex(*out.shape):
+    values = []
+    for e in map(tuple, elements):
         onehot = list(zeros)
         onehot[j] = zeros[j].copy()
         onehot[j][e] = 1
         res = _call_backward(spec, [*onehot, flags, *args[m + 1 :]])
-        out[e] = sum(np.vdot(res[i], w) for i, w in zip(which, ws) if res[i] is not None)
-    return Tensor(out)
+        values.append(sum(np.vdot(res[i], w) for i, w in zip(which, ws) if res[i] is not None))
+    return np.asarray(values, args[j].dtype)
 
 
 def _second_order_error(spec):

@@ -121,7 +121,7 @@ def _sigmoid(dy, saved, attrs):
     return {"x": lambda: sigmoid_grad(dy, y)}
 
 
-# relu: dx = dy * (x > 0)
+# relu: dx = dy * not(x <= 0) (NaN passes dy, as PyTorch)
 def _relu(dy, saved, attrs):
     (x,) = saved
     return {"x": lambda: relu_grad(dy, x)}

@@ -32,7 +32,7 @@ def _sigmoid_grad(dz, saved, attrs):
     return {"dy": lambda: sigmoid_grad(dz, y), "y": lambda: dz * dy * (1 - y * 2)}
 
 
-# relu_grad: z = dy [x > 0]; d(dy) = dz [x > 0] (x: piecewise constant, no gradient)
+# relu_grad: z = dy [not x <= 0]; d(dy) = dz [not x <= 0] (x: piecewise constant, no gradient)
 def _relu_grad(dz, saved, attrs):
     (x,) = saved
     return {"dy": lambda: relu_grad(dz, x)}
