@@ -84,6 +84,28 @@ def tapeviz_step_fn():
     return step
 
 
+def functional_step_fn():
+    """The same step with the functional API: ops on plain tensors, ``value_and_grads``,
+    and the update by hand (no nn, no optim)."""
+    ws, (x, y) = _weights(), _batch()
+    params, xt = [core.tensor(w) for w in ws], core.tensor(x)
+
+    def loss_fn(w1, b1, w2, b2, w3, b3):
+        h = core.relu(xt @ w1 + b1)
+        h = core.relu(h @ w2 + b2)
+        return core.losses.softmax_cross_entropy(y, h @ w3 + b3)
+
+    step_grads = core.value_and_grads(loss_fn)
+
+    def step():
+        loss, grads = step_grads(*params)
+        for i, g in enumerate(grads):
+            params[i] = params[i] - LR * g
+        return loss.item()
+
+    return step
+
+
 def torch_step_fn():
     try:
         import torch
@@ -120,13 +142,15 @@ def _on_backend(name, step):
 def _candidates():
     out = [("numpy (by hand)", numpy_step_fn())]
     for name in core.list_backends():
-        try:
-            with core.backend(name):
-                step = tapeviz_step_fn()
-                step()
-            out.append((f"tapeviz [{name}]", _on_backend(name, step)))
-        except Exception as e:  # a backend that cannot run the step is reported, not fatal
-            print(f"  tapeviz [{name}] failed: {type(e).__name__}: {e}")
+        for api, make in (("nn+optim", tapeviz_step_fn), ("functional", functional_step_fn)):
+            label = f"tapeviz {api} [{name}]"
+            try:
+                with core.backend(name):
+                    step = make()
+                    step()
+                out.append((label, _on_backend(name, step)))
+            except Exception as e:  # a backend that cannot run the step is reported, not fatal
+                print(f"  {label} failed: {type(e).__name__}: {e}")
     out.append(("torch (CPU)", torch_step_fn()))
     return out
 
@@ -151,8 +175,9 @@ def main():
     parser.add_argument("--steps", type=int, default=10, help="steps per timing")
     parser.add_argument("--rounds", type=int, default=7, help="interleaved rounds (best kept)")
     args = parser.parse_args()
-    a, b = numpy_step_fn()(), tapeviz_step_fn()()
+    a, b, c = numpy_step_fn()(), tapeviz_step_fn()(), functional_step_fn()()
     assert abs(a - b) < 1e-4 * max(1.0, abs(a)), (a, b)  # the same computation
+    assert abs(a - c) < 1e-4 * max(1.0, abs(a)), (a, c)
     candidates = _candidates()
     best = measure(candidates, args.steps, args.rounds)
     base = best["numpy (by hand)"]
@@ -165,12 +190,12 @@ def main():
     for label, _ in candidates:
         ms = best.get(label)
         if ms is None:
-            print(f"  {label:<20} not installed")
+            print(f"  {label:<32} not installed")
             continue
         vs_torch = (
             f"   {ms / torch_ms:5.2f}x torch" if torch_ms and label.startswith("tapeviz") else ""
         )
-        print(f"  {label:<20} {ms:8.3f} ms/step   {ms / base:5.2f}x numpy{vs_torch}")
+        print(f"  {label:<32} {ms:8.3f} ms/step   {ms / base:5.2f}x numpy{vs_torch}")
 
 
 if __name__ == "__main__":

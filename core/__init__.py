@@ -16,7 +16,7 @@ from .check.audit import AuditReport, audit
 from .check.gradcheck import GradCheckReport, GradientCheckError, check_grads, numerical_jacobian
 from .custom import DifferentiableFunction, custom_grad
 from .custom.compiled_layer import AutoDiffError, CompiledLayer
-from .engine import KernelError, name_scope, no_grad, record_node, run_kernel, settings
+from .engine import KernelError, name_scope, no_grad, run_kernel, settings
 from .functional import (
     grad,
     grads,
@@ -38,6 +38,7 @@ from .registry import (
     Backend,
     GradConfig,
     KernelConfig,
+    Primitive,
     backend,
     get_backend,
     get_gradient,
@@ -45,7 +46,9 @@ from .registry import (
     gradient_override,
     kernels_for_backend,
     list_backends,
+    primitive,
     register_backend,
+    register_batching,
     register_gradient,
     register_kernel,
     set_backend,
@@ -126,7 +129,9 @@ __all__ = [
     "no_grad",
     "detect_anomaly",
     "numerical_jacobian",
-    "record_node",
+    "Primitive",
+    "primitive",
+    "register_batching",
     "register_backend",
     "register_gradient",
     "register_kernel",

@@ -7,17 +7,83 @@ get their gradient reduced back to their shape here, in one place (``sum_to``).
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+
 import numpy as np
 
 from . import engine
-from .grad_validation import GradientError, check_gradient, check_keys, reducible
-from .tape import BackwardStep, Tape, _flatten
+from .grad_validation import (
+    GradientError,
+    NotDifferentiableError,
+    check_gradient,
+    check_keys,
+    reducible,
+)
+from .node import Node
 from .tensor import Tensor, _Constant, stand_in
 
-__all__ = ["GradientError", "StaleValueError", "reverse"]
+__all__ = [
+    "GradientError",
+    "NotDifferentiableError",
+    "StaleValueError",
+    "BackwardStep",
+    "BackwardPass",
+    "reverse",
+]
 
 
-def reverse(tape: Tape, target, sources, output_gradients, unconnected_gradients):
+@dataclass(slots=True)
+class BackwardStep:
+    """What reverse mode did at one forward node, in the engine's order."""
+
+    node_id: int
+    dy: tuple  # per output: Tensor or None
+    grads: dict  # input name -> gradient contribution (reduced to the input's shape)
+    accumulated: dict = field(default_factory=dict)  # input name -> total after adding
+    backward_node_ids: list = field(default_factory=list)
+
+
+class BackwardPass:
+    """The recorder of one ``tape.gradient`` call (in ``engine.Recording.backward``): the
+    gradient ops it runs become the tape's ``backward_nodes``, each with ``grad_of``, the
+    forward node being processed. Values above ``keep`` bytes are recorded by shape only
+    (``None``: keep all, as when an outer tape records the gradient for higher order)."""
+
+    __slots__ = ("tape", "grad_of", "keep")
+
+    def __init__(self, tape, keep):
+        self.tape, self.grad_of, self.keep = tape, None, keep
+
+    def record(self, prim, backend, inputs, outputs, attrs, grad, source, saved=None):
+        tape, keep = self.tape, self.keep
+        if keep is not None:  # large backward values: shape-only records
+            inputs = _light(inputs, keep)
+            for t in outputs:
+                d = t._data
+                if d is not None and d.nbytes > keep:
+                    outputs = tuple([stand_in(o, keep) for o in outputs])
+                    break
+        scope = engine._SCOPE.get()
+        node_id = tape._next_id
+        tape._next_id = node_id + 1
+        node = Node(
+            node_id, prim, backend, inputs, outputs, attrs, [], grad,
+            "/".join(scope) if scope else "", source, self.grad_of,
+        )  # fmt: skip
+        tape.backward_nodes.append(node)
+        return node
+
+
+def _light(inputs: dict, limit: int) -> dict:
+    for t in inputs.values():
+        d = t._data
+        if d is not None and d.nbytes > limit:
+            return {k: stand_in(v, limit) for k, v in inputs.items()}
+    return inputs
+
+
+def reverse(tape, target, sources, output_gradients, unconnected_gradients):
+    """Reverse mode over ``tape`` (``Tape.gradient``'s work)."""
     from . import ops
 
     if unconnected_gradients not in ("none", "zero"):
@@ -26,7 +92,7 @@ def reverse(tape: Tape, target, sources, output_gradients, unconnected_gradients
             f"got {unconnected_gradients!r}"
         )
     targets = list(target) if isinstance(target, (list, tuple)) else [target]
-    flat_sources = list(_flatten([sources]))
+    flat_sources = list(flatten_tensors([sources]))
     for s in targets + flat_sources:
         if not isinstance(s, Tensor):
             raise TypeError(f"Tape.gradient: expected Tensors, got {type(s).__name__}")
@@ -48,43 +114,38 @@ def reverse(tape: Tape, target, sources, output_gradients, unconnected_gradients
 
     tape.backward_nodes = []
     tape.backward_steps = []
-    others = tuple(r for r in engine._RECORDERS.get() if r is not tape)
+    outer = engine._RECORDING.get()
+    tapes = tuple(t for t in outer.tapes if t is not tape) if outer is not None else ()
+    enclosing = outer.backward if outer is not None else ()  # a gradient inside a gradient
+    keep = None if tapes or enclosing else engine.settings.backward_keep_bytes
+    bw = BackwardPass(tape, keep)
+    rec = engine.Recording(tapes, enclosing + (bw,))
     source = engine.caller_source()  # built-in gradients' ops are drawn at this line
-    keep = tape._keep_bytes = None if others else engine.settings.backward_keep_bytes
     source_ids = {s.id for s in flat_sources}
-    fixed = engine._FIXED_SOURCE
-    token = fixed.set(None)
-    try:
-        with engine._set_recorders(others + (tape,)):
-            fixed_on = False
-            for node in reversed(relevant):
-                outs = node.outputs
-                if len(outs) == 1:
-                    oid = outs[0].id
-                    d = grads.get(oid)
-                    if d is None:
-                        continue
-                    dys = [d]
-                else:
-                    dys = [grads.get(o.id) for o in outs]
-                    if all(d is None for d in dys):
-                        continue
-                tape._grad_of = node.id
-                builtin = node.grad is not None and node.grad.builtin
-                if fixed_on is not builtin:
-                    fixed.set(source if builtin else None)
-                    fixed_on = builtin
-                _backprop_node(tape, node, dys, grads, live, ops, keep)
-                if len(outs) == 1:  # its gradient is complete and used: let it go
-                    if oid not in source_ids:
-                        grads.pop(oid, None)
-                else:
-                    for o in outs:
-                        if o.id not in source_ids:
-                            grads.pop(o.id, None)
-    finally:
-        tape._grad_of = tape._keep_bytes = None
-        fixed.reset(token)
+    with engine.recording_as(rec):
+        for node in reversed(relevant):
+            outs = node.outputs
+            if len(outs) == 1:
+                oid = outs[0].id
+                d = grads.get(oid)
+                if d is None:
+                    continue
+                dys = [d]
+            else:
+                dys = [grads.get(o.id) for o in outs]
+                if all(d is None for d in dys):
+                    continue
+            bw.grad_of = node.id
+            g = node.grad
+            rec.source = source if g is not None and g.builtin else None
+            _backprop_node(tape, node, dys, grads, live, ops, keep)
+            if len(outs) == 1:  # its gradient is complete and used: let it go
+                if oid not in source_ids:
+                    grads.pop(oid, None)
+            else:
+                for o in outs:
+                    if o.id not in source_ids:
+                        grads.pop(o.id, None)
 
     result = []
     for s in flat_sources:
@@ -129,7 +190,7 @@ def _seed(targets, output_gradients):
 def _backprop_node(tape, node, dys, grads, live, ops, keep=None):
     grad = node.grad
     if grad is None:
-        raise GradientError(
+        raise NotDifferentiableError(
             f"no gradient is registered for kernel {node.kernel!r} (node {node.id}, "
             f"{node.label}); register one with tv.register_gradient({node.kernel!r}, ...) "
             "or cut the path with tv.stop_gradient"
@@ -252,6 +313,17 @@ def _check_grad(node, name, x, g, ops):
         ):
             g = ops.sum_to(g, shape)
     return check_gradient(g, shape, dtype, where)
+
+
+def flatten_tensors(items):
+    """The tensors in nested lists, tuples and dicts, in order."""
+    for t in items:
+        if isinstance(t, (list, tuple)):
+            yield from flatten_tensors(t)
+        elif isinstance(t, dict):
+            yield from flatten_tensors(list(t.values()))
+        else:
+            yield t
 
 
 def _restructure(template, it):

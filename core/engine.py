@@ -1,7 +1,8 @@
 """``run_kernel``: the one door from ops to backend kernels, and where tapes record.
 
-Every op ends here. The engine looks the kernel up for the active backend, runs it on raw
-arrays, wraps the outputs as tensors and lets every active recorder (tape) write a node.
+Every op ends here. The engine looks the kernel's primitive up, runs its kernel for the
+active backend on raw arrays, wraps the outputs as tensors and lets the active ``Recording``
+(tapes, and a running backward pass) write a node.
 """
 
 from __future__ import annotations
@@ -14,20 +15,68 @@ import sys
 import numpy as np
 
 from .backend_registry import _GLOBAL_BACKEND, _SCOPED_BACKEND, get_backend
-from .registry import _KERNELS, _missing_kernel_message
-from .tensor import DisposedError, Tensor
+from .registry import _PRIMITIVES, _missing_kernel_message
+from .tensor import DisposedError, Tensor, Variable
+from .tensor_data import _Foreign, mark_views
 
-__all__ = ["run_kernel", "no_grad", "name_scope", "settings"]
+__all__ = ["run_kernel", "no_grad", "name_scope", "settings", "Recording"]
 
-# the active recorders (tapes, backward recorders); no_grad empties it
-_RECORDERS: contextvars.ContextVar[tuple] = contextvars.ContextVar("recorders", default=())
-_SCOPE: contextvars.ContextVar[tuple[str, ...]] = contextvars.ContextVar("scope", default=())
-# while a built-in gradient runs: the user's gradient() line, so no frame walk per op
-_FIXED_SOURCE: contextvars.ContextVar[tuple | None] = contextvars.ContextVar(
-    "fixed_source", default=None
+
+class Recording:
+    """Who records the kernels run in this context: one object, held in ``_RECORDING``.
+
+    ``tapes``: the tapes whose ``with`` block is open (each records a forward node).
+    ``backward``: the backward passes running (``core.backward.BackwardPass``; each records
+    the gradient ops as its tape's backward nodes; usually none or one).
+    ``source``: the user line to give every node, while a built-in gradient runs (so no
+    frame walk per op), else None.
+
+    ``_RECORDING`` is None when nothing records (no tape, or inside ``no_grad``): then
+    ``run_kernel`` pays one ``.get()``.
+    """
+
+    __slots__ = ("tapes", "backward", "source")
+
+    def __init__(self, tapes: tuple = (), backward: tuple = (), source=None):
+        self.tapes, self.backward, self.source = tapes, backward, source
+
+    def with_tape(self, tape) -> Recording:
+        return Recording(self.tapes + (tape,), self.backward, self.source)
+
+
+_RECORDING: contextvars.ContextVar[Recording | None] = contextvars.ContextVar(
+    "recording", default=None
 )
+_SCOPE: contextvars.ContextVar[tuple[str, ...]] = contextvars.ContextVar("scope", default=())
 # detect_anomaly's check (core/check/anomaly.py): None when off, so run_kernel pays one .get()
 _ANOMALY: contextvars.ContextVar = contextvars.ContextVar("anomaly", default=None)
+
+
+@contextlib.contextmanager
+def recording_as(rec: Recording | None):
+    """Within the block, ``rec`` records (None: nothing does)."""
+    token = _RECORDING.set(rec)
+    try:
+        yield rec
+    finally:
+        _RECORDING.reset(token)
+
+
+def current() -> Recording | None:
+    """The active ``Recording`` (None when nothing records)."""
+    return _RECORDING.get()
+
+
+def tracks(t: Tensor) -> bool:
+    """True when a gradient of an active tape could flow through ``t``: a tape made it or
+    watches it, or it is a trainable variable (watched as soon as an op uses it)."""
+    rec = _RECORDING.get()
+    if rec is None:
+        return False
+    if isinstance(t, Variable) and t.trainable:
+        return True
+    tapes = rec.tapes + tuple(b.tape for b in rec.backward)
+    return any(t.id in tape._producer or t.id in tape.watched for tape in tapes)
 
 
 class _Settings:
@@ -70,16 +119,20 @@ def run_kernel(name: str, inputs: dict, attrs: dict | None = None):
     if attrs is None:
         attrs = _NO_ATTRS
     backend = _SCOPED_BACKEND.get() or _GLOBAL_BACKEND[0] or get_backend()
-    config = _KERNELS.get((name, backend))
+    prim = _PRIMITIVES.get(name)
+    config = prim.kernels.get(backend) if prim is not None else None
     if config is None:
         raise KeyError(_missing_kernel_message(name, backend))
     arrays = {}
+    foreign = False  # an input wraps a user's numpy array without a copy (tensor_data.py)
     for key, t in inputs.items():
-        if type(t) is not Tensor and not isinstance(t, Tensor):
-            raise TypeError(
-                f"{name}: input {key!r} must be a Tensor, got {type(t).__name__} "
-                "(wrap it with tv.tensor)"
-            )
+        if type(t) is not Tensor:
+            if not isinstance(t, Tensor):
+                raise TypeError(
+                    f"{name}: input {key!r} must be a Tensor, got {type(t).__name__} "
+                    "(wrap it with tv.tensor)"
+                )
+            foreign = foreign or type(t) is _Foreign
         data = t._data
         if data is None:
             raise DisposedError(f"{name}: input {key!r} ({t._label()}) was disposed")
@@ -96,11 +149,15 @@ def run_kernel(name: str, inputs: dict, attrs: dict | None = None):
     else:
         outputs = tuple(Tensor(a) for a in _check_outputs(name, backend, out))
         result = outputs if type(out) is tuple or type(out) is list else outputs[0]
-    recorders = _RECORDERS.get()
-    if recorders:
-        source = (_FIXED_SOURCE.get() or _user_frame()) if settings.record_source else None
-        for rec in recorders:
-            rec._record(name, backend, inputs, outputs, attrs, None, source)
+    if foreign:
+        mark_views(inputs, outputs)
+    rec = _RECORDING.get()
+    if rec is not None:
+        source = (rec.source or _user_frame()) if settings.record_source else None
+        for tape in rec.tapes:
+            tape._record(prim, backend, inputs, outputs, attrs, prim.grad, source)
+        for bw in rec.backward:
+            bw.record(prim, backend, inputs, outputs, attrs, prim.grad, source)
     hook = _ANOMALY.get()
     if hook is not None:
         hook(name, inputs, outputs)
@@ -144,56 +201,42 @@ def _kernel_error(name, backend, arrays, e):
     return KernelError(msg)
 
 
-def record_node(kernel, inputs, outputs, attrs, grad_config, *, style, label, saved=None):
-    """Record a node made outside ``run_kernel`` (custom gradients) on every active tape.
+def record(prim, inputs: dict, outputs: tuple, attrs: dict, grad, saved, *, outer_only=False):
+    """Record a node of ``prim`` made outside ``run_kernel`` (the custom-gradient builders)
+    on every recorder (``outer_only``: only the tapes, not a running backward pass).
 
-    ``saved`` is a list of ``(role, name, Tensor)``; without it the grad config decides.
-    Returns the nodes recorded (one per active tape).
+    ``saved`` is a list of ``(role, name, Tensor)``; ``grad`` the node's ``GradConfig``.
+    Returns the nodes recorded (one per recorder).
     """
-    recorders = _RECORDERS.get()
-    source = _user_frame() if settings.record_source else None
-    extra = {"style": style, "label": label, "saved": saved, "grad": grad_config}
-    nodes = [
-        rec._record(kernel, get_backend(), inputs, outputs, attrs, extra, source)
-        for rec in recorders
-    ]
+    rec = _RECORDING.get()
+    nodes = []
+    if rec is not None:
+        source = _user_frame() if settings.record_source else None
+        backend = get_backend()
+        for tape in rec.tapes:
+            nodes.append(tape._record(prim, backend, inputs, outputs, attrs, grad, source, saved))
+        if not outer_only:
+            for bw in rec.backward:
+                nodes.append(bw.record(prim, backend, inputs, outputs, attrs, grad, source, saved))
     hook = _ANOMALY.get()
     if hook is not None:
-        hook(kernel, inputs, tuple(outputs))
+        hook(prim.name, inputs, tuple(outputs))
     return nodes
 
 
 def recording() -> bool:
     """True when some tape is recording."""
-    return bool(_RECORDERS.get())
+    return _RECORDING.get() is not None
 
 
 @contextlib.contextmanager
 def no_grad():
     """Within the block no tape records (ops still run). Tapes opened inside do record."""
-    token = _RECORDERS.set(())
+    token = _RECORDING.set(None)
     try:
         yield
     finally:
-        _RECORDERS.reset(token)
-
-
-@contextlib.contextmanager
-def _push_recorder(rec):
-    token = _RECORDERS.set(_RECORDERS.get() + (rec,))
-    try:
-        yield rec
-    finally:
-        _RECORDERS.reset(token)
-
-
-@contextlib.contextmanager
-def _set_recorders(recs: tuple):
-    token = _RECORDERS.set(recs)
-    try:
-        yield
-    finally:
-        _RECORDERS.reset(token)
+        _RECORDING.reset(token)
 
 
 @contextlib.contextmanager
@@ -209,10 +252,6 @@ def name_scope(name: str):
         yield
     finally:
         _SCOPE.reset(token)
-
-
-def current_scope() -> str:
-    return "/".join(_SCOPE.get())
 
 
 _CORE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
@@ -267,7 +306,3 @@ def _user_frame():
 
 _SOURCES: dict = {}  # (code, instruction offset) -> source
 _LINES: dict = {}  # (code, line) -> source
-
-
-def zeros_like_array(t: Tensor) -> np.ndarray:
-    return np.zeros(t.shape, t.dtype)

@@ -13,11 +13,24 @@ import numpy as np
 
 from .tensor import Tensor
 
-__all__ = ["GradientError", "check_keys", "check_gradient", "reducible", "saved_key_error"]
+__all__ = [
+    "GradientError",
+    "NotDifferentiableError",
+    "check_keys",
+    "check_gradient",
+    "reducible",
+    "saved_key_error",
+]
 
 
 class GradientError(RuntimeError):
     """A gradient function returned something wrong, or a gradient is missing."""
+
+
+class NotDifferentiableError(GradientError):
+    """A gradient was needed through a primitive that has none: no gradient is registered
+    for its kernel, or its gradient (numpy or compiled code) cannot be differentiated again
+    (``Primitive.once_only``). ``check_grads`` notes it instead of reporting a wrong one."""
 
 
 def check_keys(where: str, thunks: dict, inputs, optional=()) -> None:
@@ -74,8 +87,9 @@ def check_gradient(g, shape, dtype, where: str, *, arrays_only=False, hint="", w
 def reducible(shape, gshape, out_shapes) -> bool:
     """True when a gradient of ``gshape`` for an input of ``shape`` is the broadcast the
     forward made: each axis where they differ (aligned from the right; ``shape`` has 1 or
-    nothing there) is an axis of some output with ``gshape``'s size. A (3, 2) gradient for a
-    (2,) input of a kernel whose output is (2,) is not: it is an error, never summed."""
+    nothing there) is an axis of some output with ``gshape``'s size, and that output has at
+    least ``gshape``'s rank. A (3, 2) or (1, 2) gradient for a (2,) input of a kernel whose
+    output is (2,) is not: it is an error, never summed."""
     if len(shape) > len(gshape) or tuple(shape) == tuple(gshape):
         return False
     n = len(gshape)
@@ -83,11 +97,8 @@ def reducible(shape, gshape, out_shapes) -> bool:
     differ = [i for i in range(n) if padded[i] != gshape[i]]
     if any(padded[i] != 1 for i in differ):
         return False
-    for out in out_shapes:
-        if len(out) < n - min(differ, default=n):
-            continue
-        aligned = (1,) * max(n - len(out), 0) + tuple(out)[max(len(out) - n, 0) :]
-        if all(aligned[i] == gshape[i] for i in differ):
+    for out in out_shapes:  # an output at least as long: a broadcast never adds more axes
+        if len(out) >= n and all(out[len(out) - n + i] == gshape[i] for i in differ):
             return True
     return False
 

@@ -29,7 +29,18 @@ def _pred(x, fn: str) -> Tensor:
 
 
 def _labels(y, fn: str) -> np.ndarray:
+    """The labels' values (to check them); ``_label_tensor`` gives what the loss computes with."""
     return y.numpy() if isinstance(y, Tensor) else np.asarray(_to_array(y, where=fn))
+
+
+def _label_tensor(labels, y: np.ndarray, like: Tensor) -> Tensor:
+    """The labels as ``like``'s dtype and ``y``'s shape. Float labels that are a Tensor stay
+    one (cast and reshaped with ops), so a gradient reaches them as in PyTorch (soft targets
+    from a teacher, a symmetric MSE); anything else is a constant."""
+    if isinstance(labels, Tensor) and labels.dtype.kind == "f":
+        t = labels if labels.dtype == like.dtype else ops.cast(labels, like.dtype)
+        return t if t.shape == y.shape else ops.reshape(t, y.shape)
+    return Tensor(y.astype(like.dtype, copy=False))
 
 
 def mean_squared_error(labels, predictions) -> Tensor:
@@ -52,7 +63,7 @@ def mean_squared_error(labels, predictions) -> Tensor:
             )
     if y.dtype.kind not in "fiub":
         raise TypeError(f"mean_squared_error: labels must be numbers, got {y.dtype}")
-    d = p - Tensor(y.astype(p.dtype, copy=False))
+    d = p - _label_tensor(labels, y, p)
     return ops.mean(d * d)
 
 
@@ -94,8 +105,12 @@ def softmax_cross_entropy(labels, logits) -> Tensor:
             f"softmax_cross_entropy: logits must have shape (batch, classes), got {z.shape}"
         )
     t = class_targets(labels, z.shape, z.dtype, "softmax_cross_entropy")
+    if isinstance(labels, Tensor) and labels.dtype.kind == "f":  # soft labels: differentiable
+        t = _label_tensor(labels, t, z)
+    else:
+        t = Tensor(t)
     # one kernel (SoftmaxCrossEntropyWithLogits); its gradient is one kernel too
-    return softmax_cross_entropy_with_logits(Tensor(t), z)
+    return softmax_cross_entropy_with_logits(t, z)
 
 
 def binary_cross_entropy(labels, predictions, from_logits: bool = False) -> Tensor:
@@ -118,7 +133,7 @@ def binary_cross_entropy(labels, predictions, from_logits: bool = False) -> Tens
             )
     if y.dtype.kind not in "fiub" or (y.size and (y.min() < 0 or y.max() > 1)):
         raise ValueError(f"{fn}: labels must be numbers in [0, 1], got {y.dtype} {y.shape}")
-    yt = Tensor(y.astype(p.dtype, copy=False))
+    yt = _label_tensor(labels, y, p)
     if from_logits:
         return ops.mean(ops.relu(p) - p * yt + ops.softplus(-ops.abs(p)))
     eps = 1e-7

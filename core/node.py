@@ -36,10 +36,6 @@ class SavedValue:
         s.needed = False
         return s
 
-    def _describe(self):
-        d = self.tensor._data
-        return (d.shape, d.dtype, d.nbytes)
-
     @property
     def shape(self):
         return self._meta[0] if self._meta else self.tensor.shape
@@ -77,53 +73,60 @@ class Node:
 
     Attributes:
         id: stable id within the tape (forward and backward nodes share the counter).
-        kernel: kernel name; backend: backend that ran it.
+        primitive: the ``Primitive`` it ran (``core/primitive.py``): kernels, VJP, flags.
+        backend: backend that ran it.
         inputs: ``{name: Tensor}``; outputs: tuple of Tensors; attrs: non-tensor args.
         saved: list of ``SavedValue`` (empty on backward nodes: this tape never
             differentiates them; an outer tape recording them keeps its own).
-        grad: the ``GradConfig`` in force when recorded (None: not differentiable).
-        style: ``"builtin"``, ``"override"``, ``"custom_grad"``, ``"DifferentiableFunction"``,
-            ``"CompiledLayer"`` or ``"gradient"`` (a backward node).
-        label: what to call it (the user's function name for custom gradients).
+        grad: the ``GradConfig`` in force when recorded (None: not differentiable); an
+            override or a custom gradient's per-call VJP stays with its node.
         scope: name scope path ("" at top level); source: (file, line, function) or None.
         grad_of: for backward nodes, the id of the forward node whose gradient ran it.
+
+    ``kernel``, ``label`` and ``style`` are read from the primitive.
     """
 
     __slots__ = (
-        "id",
-        "kernel",
-        "backend",
-        "inputs",
-        "outputs",
-        "attrs",
-        "saved",
-        "grad",
-        "style",
-        "label",
-        "scope",
-        "source",
-        "grad_of",
-        "info",
-    )
+        "id", "primitive", "backend", "inputs", "outputs", "attrs", "saved", "grad", "scope",
+        "source", "grad_of",
+    )  # fmt: skip
 
     def __init__(
-        self, id, kernel, backend, inputs, outputs, attrs, saved, grad, style, label,
-        scope="", source=None,
+        self, id, primitive, backend, inputs, outputs, attrs, saved, grad, scope="",
+        source=None, grad_of=None,
     ):  # fmt: skip
         self.id = id
-        self.kernel = kernel
+        self.primitive = primitive
         self.backend = backend
         self.inputs = inputs
         self.outputs = outputs
         self.attrs = attrs
         self.saved = saved
         self.grad = grad
-        self.style = style
-        self.label = label
         self.scope = scope
         self.source = source
-        self.grad_of = None
-        self.info = None
+        self.grad_of = grad_of
+
+    @property
+    def kernel(self) -> str:
+        return self.primitive.name
+
+    @property
+    def label(self) -> str:
+        return self.primitive.label
+
+    @property
+    def style(self) -> str:
+        """How tapeviz draws it: the primitive's kind for custom primitives, else
+        ``"builtin"`` (``"gradient"`` for a backward node) or ``"override"`` when the
+        gradient in force is not the built-in one."""
+        kind = self.primitive.kind
+        if kind != "builtin":
+            return kind
+        g = self.grad
+        if g is not None and not g.builtin:
+            return "override"
+        return "builtin" if self.grad_of is None else "gradient"
 
     @property
     def saved_nbytes(self) -> int:

@@ -24,7 +24,7 @@ import numpy as np
 from . import engine
 from . import ops as o
 from . import tensor as _tensor_module
-from .tensor import Tensor, Variable
+from .tensor import Tensor
 
 __all__ = ["NumpyDispatchError", "array_ufunc", "array_function", "supported"]
 
@@ -206,22 +206,8 @@ def _numpy(func, args, kwargs, name=None):
         raise TypeError(_IN_PLACE.format(name or func)) from e
 
 
-def needs_gradient(t: Tensor) -> bool:
-    """True when an active tape recorded or watches ``t`` (or it is a trainable Variable)."""
-    recorders = engine._RECORDERS.get()
-    if not recorders:
-        return False
-    if isinstance(t, Variable) and t.trainable:
-        return True
-    for rec in recorders:
-        watched, producer = getattr(rec, "watched", None), getattr(rec, "_producer", None)
-        if watched is None or producer is None or t.id in watched or t.id in producer:
-            return True
-    return False
-
-
 def _fallback(name, func, args, kwargs):
-    tracked = [t for t in _tensors((args, kwargs)) if needs_gradient(t)]
+    tracked = [t for t in _tensors((args, kwargs)) if engine.tracks(t)]
     if tracked:
         raise NumpyDispatchError(
             f"{name} has no tapeviz op, and its argument {tracked[0]._label()} (shape "

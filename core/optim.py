@@ -87,6 +87,8 @@ class Optimizer:
                 f"{who}: no gradients to apply: the loss does not depend on any of the "
                 f"{len(pairs)} variables"
             )
+        # a schedule may change it between steps: an inf or NaN step size is caught here too
+        self._check("learning_rate", self.learning_rate, 0.0, np.inf, low_ok=False)
         self.iterations += 1
         for g, v in used:
             garr = g._array if isinstance(g, Tensor) else np.asarray(g)
@@ -113,8 +115,10 @@ class Optimizer:
         above = v >= low if low_ok else v > low
         if not (np.isfinite(v) and above and v < high):
             interval = f"{'[' if low_ok else '('}{low:g}, {high:g})"
+            why = _WHY.get((arg, v >= high), "") if np.isfinite(v) else ""
             raise ValueError(
-                f"{type(self).__name__}: {arg} must be a finite number in {interval}, got {value!r}"
+                f"{type(self).__name__}: {arg} must be a finite number in {interval}, got "
+                f"{value!r}{why}"
             )
         return v
 
@@ -127,6 +131,16 @@ class Optimizer:
     def __repr__(self):
         args = ", ".join(f"{k}={v}" for k, v in vars(self).items() if not k.startswith("_"))
         return f"{type(self).__name__}({args})"
+
+
+_WHY = {  # (argument, at or above the top) -> what the value would do to the weights
+    ("epsilon", False): (
+        " (PyTorch allows 0, but then a weight whose gradient is 0 becomes 0 / 0 = NaN; "
+        "below 0 the denominator can be 0 or change sign)"
+    ),
+    ("beta1", True): " (at 1 the moment never moves and the bias correction divides by 0)",
+    ("beta2", True): " (at 1 the moment never moves and the bias correction divides by 0)",
+}
 
 
 def _check_vars(var_list, who):
@@ -184,7 +198,7 @@ class RMSProp(Optimizer):
         super().__init__(learning_rate)
         self.decay = self._check("decay", decay, 0.0, 1.0)
         self.momentum = self._check("momentum", momentum, 0.0, 1.0)
-        self.epsilon = self._check("epsilon", epsilon, 0.0, np.inf)
+        self.epsilon = self._check("epsilon", epsilon, 0.0, np.inf, low_ok=False)
         self.centered = bool(centered)
 
     def _update(self, w, g, state):
@@ -213,7 +227,7 @@ class Adam(Optimizer):
         super().__init__(learning_rate)
         self.beta1 = self._check("beta1", beta1, 0.0, 1.0)
         self.beta2 = self._check("beta2", beta2, 0.0, 1.0)
-        self.epsilon = self._check("epsilon", epsilon, 0.0, np.inf)
+        self.epsilon = self._check("epsilon", epsilon, 0.0, np.inf, low_ok=False)
 
     def _update(self, w, g, state):
         m, v = self._zeros(state, "m", w), self._zeros(state, "v", w)

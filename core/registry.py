@@ -6,8 +6,10 @@
   ``{input name: () -> Tensor}`` and is written with ops, so it can be differentiated again.
 * backend registry: ``name -> Backend`` made by a factory, the highest priority one active.
 
-The registries know nothing about particular kernels; backends fill them from one explicit
-list each (``core/backends/<name>/__init__.py``).
+Kernels and gradients are two faces of one table: ``kernel name -> Primitive``
+(``core/primitive.py``), which also holds the batching rule (``register_batching``). The
+registries know nothing about particular kernels; backends and gradient families fill them
+from one explicit list each (``core/backends/<name>/__init__.py``, ``core/gradients``).
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ import contextlib
 import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any
 
 from .backend_registry import (
     _BACKEND_FACTORIES,
@@ -30,11 +32,15 @@ from .backend_registry import (
     register_backend,
     set_backend,
 )
+from .primitive import Primitive
 
 __all__ = [
     "KernelConfig",
     "GradConfig",
+    "Primitive",
     "Backend",
+    "primitive",
+    "register_batching",
     "register_kernel",
     "unregister_kernel",
     "get_kernel",
@@ -82,8 +88,6 @@ class GradConfig:
     outputs_to_save: tuple[int, ...] = ()
     save_all_inputs: bool = False
     builtin: bool = False
-    # True: grad_fn(dy, saved, attrs, needed) also gets the input names needing a gradient
-    wants_needed: ClassVar[bool] = False
     # ((saved input name or output index, (input names whose gradient reads it)), ...):
     # a value only constant inputs' gradients read is not kept (see tape._saved_by_config)
     needed_by: tuple = ()
@@ -91,6 +95,8 @@ class GradConfig:
     optional_inputs: tuple = ()
     # ((input name, LaTeX of the local derivative ∂y/∂input), ...); see gradients/formulas.py
     formula: tuple = ()
+    # True: grad_fn(dy, saved, attrs, needed) also gets the input names needing a gradient
+    wants_needed: bool = False
     # what the tape saves, worked out once: ((is_input, key, readers or None), ...)
     save_plan: tuple = field(init=False, repr=False, compare=False, default=())
 
@@ -101,8 +107,33 @@ class GradConfig:
         object.__setattr__(self, "save_plan", plan)
 
 
-_KERNELS: dict[tuple[str, str], KernelConfig] = {}
-_GRADIENTS: dict[str, GradConfig] = {}
+# kernel name -> Primitive: the one table behind the kernel and gradient registries
+_PRIMITIVES: dict[str, Primitive] = {}
+
+
+def primitive(name: str) -> Primitive:
+    """The registry's ``Primitive`` for kernel ``name`` (made empty on first use)."""
+    prim = _PRIMITIVES.get(name)
+    if prim is None:
+        prim = _PRIMITIVES[name] = Primitive(name)
+    return prim
+
+
+def _forget_if_empty(name: str) -> None:
+    prim = _PRIMITIVES.get(name)
+    if prim is not None and not prim.kernels and prim.grad is None and prim.batch is None:
+        del _PRIMITIVES[name]
+
+
+def register_batching(name: str, rule) -> None:
+    """How the batched replay runs kernel ``name`` on inputs with a leading batch axis:
+    ``rule(fn, ins, attrs, size) -> tuple of arrays`` (``core/batching.py`` has the
+    rules of the built-in families); without one it runs once per batch row."""
+    if not callable(rule):
+        raise TypeError(f"register_batching({name!r}): rule must be callable, got {rule!r}")
+    primitive(name).batch = rule
+
+
 # --- kernels -------------------------------------------------------------------------------
 
 
@@ -134,35 +165,40 @@ def register_kernel(
     if not callable(fn):
         raise TypeError(f"register_kernel({name!r}, {backend!r}): fn must be callable, got {fn!r}")
     config = KernelConfig(name, backend, fn, delegates_to)
-    _KERNELS[(name, backend)] = config
+    primitive(name).kernels[backend] = config
     return config
 
 
 def unregister_kernel(name: str, backend: str) -> None:
     """Remove kernel ``name`` from ``backend``; a clear ``KeyError`` if it is not there."""
-    if (name, backend) not in _KERNELS:
+    prim = _PRIMITIVES.get(name)
+    if prim is None or backend not in prim.kernels:
         raise KeyError(_missing_kernel_message(name, backend))
-    del _KERNELS[(name, backend)]
+    del prim.kernels[backend]
+    _forget_if_empty(name)
 
 
 def get_kernel(name: str, backend: str | None = None) -> KernelConfig:
     """The ``KernelConfig`` for ``name`` on ``backend`` (the active backend by default)."""
     backend = backend or get_backend()
-    try:
-        return _KERNELS[(name, backend)]
-    except KeyError:
-        raise KeyError(_missing_kernel_message(name, backend)) from None
+    prim = _PRIMITIVES.get(name)
+    config = prim.kernels.get(backend) if prim is not None else None
+    if config is None:
+        raise KeyError(_missing_kernel_message(name, backend))
+    return config
 
 
 def kernels_for_backend(backend: str) -> list[KernelConfig]:
     """Every kernel registered for ``backend``, sorted by name."""
     return sorted(
-        (c for (n, b), c in _KERNELS.items() if b == backend), key=lambda c: c.kernel_name
+        (p.kernels[backend] for p in _PRIMITIVES.values() if backend in p.kernels),
+        key=lambda c: c.kernel_name,
     )
 
 
 def _missing_kernel_message(name: str, backend: str) -> str:
-    where = sorted(b for (n, b) in _KERNELS if n == name)
+    prim = _PRIMITIVES.get(name)
+    where = sorted(prim.kernels) if prim is not None else []
     if where:
         return (
             f"kernel {name!r} is not registered for backend {backend!r} "
@@ -172,8 +208,8 @@ def _missing_kernel_message(name: str, backend: str) -> str:
 
 
 def kernel_table() -> dict[tuple[str, str], KernelConfig]:
-    """A copy of the whole kernel registry (for listings and tests)."""
-    return dict(_KERNELS)
+    """The whole kernel registry as ``{(kernel, backend): KernelConfig}`` (a copy)."""
+    return {(n, b): c for n, p in _PRIMITIVES.items() for b, c in p.kernels.items()}
 
 
 # --- gradients -----------------------------------------------------------------------------
@@ -239,24 +275,28 @@ def register_gradient(
         tuple(optional_inputs),
         tuple((str(k), str(v)) for k, v in (formula or {}).items()),
     )
-    if name in _GRADIENTS and not _builtin:
+    prim = primitive(name)
+    if prim.grad is not None and not _builtin:
         warnings.warn(
             f"register_gradient: overriding the gradient of kernel {name!r}", stacklevel=2
         )
-    _GRADIENTS[name] = config
+    prim.grad = config
     return config
 
 
 def unregister_gradient(name: str) -> None:
     """Remove the gradient of kernel ``name``; a ``KeyError`` if it has none."""
-    if name not in _GRADIENTS:
+    prim = _PRIMITIVES.get(name)
+    if prim is None or prim.grad is None:
         raise KeyError(f"no gradient is registered for kernel {name!r}")
-    del _GRADIENTS[name]
+    prim.grad = None
+    _forget_if_empty(name)
 
 
 def get_gradient(name: str) -> GradConfig | None:
     """The ``GradConfig`` of kernel ``name``, or ``None`` when it is not differentiable."""
-    return _GRADIENTS.get(name)
+    prim = _PRIMITIVES.get(name)
+    return prim.grad if prim is not None else None
 
 
 @contextlib.contextmanager
@@ -276,12 +316,13 @@ def gradient_override(
         raise TypeError(f"gradient_override: name must be a non-empty kernel name, got {name!r}")
     if not callable(grad_fn):
         raise TypeError(f"gradient_override({name!r}): grad_fn must be callable, got {grad_fn!r}")
-    previous = _GRADIENTS.get(name)
+    prim = primitive(name)
+    previous = prim.grad
     if inputs_to_save is None:
         inputs_to_save = previous.inputs_to_save if previous else ()
     if outputs_to_save is None:
         outputs_to_save = previous.outputs_to_save if previous else ()
-    _GRADIENTS[name] = GradConfig(
+    prim.grad = override = GradConfig(
         name,
         grad_fn,
         tuple(inputs_to_save),
@@ -290,17 +331,15 @@ def gradient_override(
         optional_inputs=previous.optional_inputs if previous else (),
     )
     try:
-        yield _GRADIENTS[name]
+        yield override
     finally:
-        if previous is None:
-            _GRADIENTS.pop(name, None)
-        else:
-            _GRADIENTS[name] = previous
+        prim.grad = previous
+        _forget_if_empty(name)
 
 
 def gradient_table() -> dict[str, GradConfig]:
-    """A copy of the whole gradient registry."""
-    return dict(_GRADIENTS)
+    """The whole gradient registry as ``{kernel: GradConfig}`` (a copy)."""
+    return {n: p.grad for n, p in _PRIMITIVES.items() if p.grad is not None}
 
 
 # --- backends (core/backend_registry.py) ---------------------------------------------------
@@ -326,7 +365,8 @@ def unregister_backend(name: str) -> None:
         )
     del _BACKEND_FACTORIES[name]
     _BACKENDS.pop(name, None)
-    for key in [k for k in _KERNELS if k[1] == name]:
-        del _KERNELS[key]
+    for kernel, prim in list(_PRIMITIVES.items()):
+        if prim.kernels.pop(name, None) is not None:
+            _forget_if_empty(kernel)
     if _GLOBAL_BACKEND[0] == name:
         _GLOBAL_BACKEND[0] = None

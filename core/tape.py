@@ -15,31 +15,18 @@ from __future__ import annotations
 
 import threading
 import weakref
-from dataclasses import dataclass, field
-
-import numpy as np
 
 from . import engine
+from .backward import BackwardStep, flatten_tensors, reverse
 from .grad_validation import saved_key_error
 from .node import Node, SavedValue
-from .registry import _GRADIENTS, GradConfig
-from .tensor import Tensor, Variable, _Constant, stand_in
+from .registry import GradConfig
+from .tensor import Tensor, Variable, _Constant
 from .tensor_data import _Foreign, own
 
-__all__ = ["Tape", "Node", "SavedValue", "BackwardStep"]
+__all__ = ["Tape", "Node", "SavedValue", "BackwardStep"]  # the record tapeviz reads
 
 _LIVE_TAPES: weakref.WeakSet = weakref.WeakSet()
-
-
-@dataclass(slots=True)
-class BackwardStep:
-    """What reverse mode did at one forward node, in the engine's order."""
-
-    node_id: int
-    dy: tuple  # per output: Tensor or None
-    grads: dict  # input name -> gradient contribution (reduced to the input's shape)
-    accumulated: dict = field(default_factory=dict)  # input name -> total after adding
-    backward_node_ids: list = field(default_factory=list)
 
 
 class Tape:
@@ -69,8 +56,6 @@ class Tape:
         self._used = False
         self._token = None
         self._owner = None  # the thread whose `with` block is open
-        self._grad_of = None  # while differentiating: the forward node being processed
-        self._keep_bytes = None  # ... and the largest backward value it keeps (None: all)
         _LIVE_TAPES.add(self)
 
     # --- recording -----------------------------------------------------------------------
@@ -83,90 +68,58 @@ class Tape:
                 "concurrent recording"
             )
         self._owner = threading.get_ident()
-        self._token = engine._RECORDERS.set(engine._RECORDERS.get() + (self,))
+        rec = engine._RECORDING.get()
+        rec = engine.Recording((self,)) if rec is None else rec.with_tape(self)
+        self._token = engine._RECORDING.set(rec)
         return self
 
     def __exit__(self, *exc):
-        token, self._token = self._token, None
-        engine._RECORDERS.reset(token)
+        token = self._token
+        if token is None or self._owner != threading.get_ident():
+            where = "is not open" if token is None else "was opened in another thread"
+            raise RuntimeError(f"Tape: exited, but its `with` block {where}")
+        rec = engine._RECORDING.get()
+        if rec is None or rec.tapes[-1:] != (self,):  # a tape entered later is still open
+            raise RuntimeError(
+                "Tape: exited while a tape entered after it is still recording; exit tapes in "
+                "the reverse order they were entered (as nested `with` blocks do)"
+            )
+        self._token = None
+        engine._RECORDING.reset(token)
         return False
 
     def watch(self, *tensors) -> None:
         """Mark tensors as sources (drawn as inputs). Any recorded tensor can be a source."""
-        for t in _flatten(tensors):
+        for t in flatten_tensors(tensors):
             if not isinstance(t, Tensor):
                 raise TypeError(f"Tape.watch: expected Tensors, got {type(t).__name__}")
             self.watched[t.id] = t
 
-    def _record(self, kernel, backend, inputs, outputs, attrs, extra, source):
-        """Record one kernel run (``extra``: a node made by ``record_node``)."""
-        if extra is not None:
-            return self._record_custom(kernel, backend, inputs, outputs, attrs, extra, source)
-        grad = _GRADIENTS.get(kernel)
-        scope = engine._SCOPE.get()
-        scope = "/".join(scope) if scope else ""
-        if self._grad_of is not None:  # a gradient op of this tape's own gradient()
-            style = "gradient" if grad is None or grad.builtin else "override"
-            node = Node(
-                self._new_id(), kernel, backend, inputs, outputs, attrs, [], grad, style,
-                kernel, scope, source,
-            )  # fmt: skip
-            return self._add_backward(node)
-        # the hot path: a kernel run by an op, recorded as a forward node
-        if grad is None:
-            style, saved = "builtin", []
+    def _record(self, prim, backend, inputs, outputs, attrs, grad, source, saved=None):
+        """Record one run of ``prim`` as a forward node (``saved``: the ``(role, name,
+        tensor)`` list a custom primitive chose; else ``grad``'s save plan decides)."""
+        if saved is not None:
+            saved = [SavedValue(r, n, own(t)) for r, n, t in saved]
+        elif grad is None:
+            saved = []
+        elif grad.save_plan or grad.save_all_inputs:
+            saved = _saved_by_config(grad, inputs, outputs)
         else:
-            style = "builtin" if grad.builtin else "override"
-            needs = grad.save_plan or grad.save_all_inputs
-            saved = _saved_by_config(grad, inputs, outputs) if needs else []
-        node = Node(
-            self._new_id(), kernel, backend, inputs, outputs, attrs, saved, grad, style, kernel,
-            scope, source,
-        )  # fmt: skip
-        return self._add_forward(node)
-
-    def _record_custom(self, kernel, backend, inputs, outputs, attrs, extra, source):
-        """A node made by ``record_node`` (custom gradients)."""
-        grad = extra["grad"]
-        if extra["saved"] is None:
-            saved = _saved_by_config(grad, inputs, outputs) if grad is not None else []
-        else:
-            saved = [SavedValue(r, n, own(t)) for r, n, t in extra["saved"]]
+            saved = []
         scope = engine._SCOPE.get()
-        node = Node(
-            self._new_id(), kernel, backend, inputs, outputs, attrs, saved, grad,
-            extra["style"], extra["label"], "/".join(scope) if scope else "", source,
-        )  # fmt: skip
-        if self._grad_of is not None:
-            return self._add_backward(node)
-        return self._add_forward(node)
-
-    def _new_id(self) -> int:
         node_id = self._next_id
         self._next_id = node_id + 1
-        return node_id
-
-    def _add_forward(self, node: Node) -> Node:
+        node = Node(
+            node_id, prim, backend, inputs, outputs, attrs, saved, grad,
+            "/".join(scope) if scope else "", source,
+        )  # fmt: skip
         self.nodes.append(node)
         producer = self._producer
-        for o in node.outputs:
+        for o in outputs:
             producer[o.id] = node
-        for t in node.inputs.values():
+        for t in inputs.values():
             if type(t) is not Tensor and isinstance(t, Variable) and t.trainable:
                 self.watched.setdefault(t.id, t)
-        return node
-
-    def _add_backward(self, node: Node) -> Node:
-        node.grad_of = self._grad_of
-        limit = self._keep_bytes
-        if limit is not None:  # large backward values: shape-only records
-            node.inputs = _light(node.inputs, limit)
-            for t in node.outputs:
-                d = t._data
-                if d is not None and d.nbytes > limit:
-                    node.outputs = tuple([stand_in(o, limit) for o in node.outputs])
-                    break
-        self.backward_nodes.append(node)
         return node
 
     def producer(self, t: Tensor) -> Node | None:
@@ -187,8 +140,6 @@ class Tape:
         Returns:
             Gradients shaped like ``sources``.
         """
-        from .backward import reverse
-
         if self._used and not self.persistent:
             raise RuntimeError(
                 "Tape.gradient: a non-persistent tape can only compute one gradient; "
@@ -244,7 +195,7 @@ def _saved_by_config(grad: GradConfig, inputs, outputs) -> list[SavedValue]:
 def _saved_values(grad: GradConfig, inputs, outputs) -> list[SavedValue]:
     if grad.save_all_inputs:
         saved = [SavedValue("input", k, own(t)) for k, t in inputs.items()]
-        saved += [SavedValue("output", i, outputs[i]) for i in grad.outputs_to_save]
+        saved += [SavedValue("output", i, own(outputs[i])) for i in grad.outputs_to_save]
         return saved
     saved = []
     for is_input, key, readers in grad.save_plan:
@@ -260,27 +211,5 @@ def _saved_values(grad: GradConfig, inputs, outputs) -> list[SavedValue]:
     return saved
 
 
-def _light(inputs: dict, limit: int) -> dict:
-    for t in inputs.values():
-        d = t._data
-        if d is not None and d.nbytes > limit:
-            return {k: stand_in(v, limit) for k, v in inputs.items()}
-    return inputs
-
-
-def _flatten(items):
-    for t in items:
-        if isinstance(t, (list, tuple)):
-            yield from _flatten(t)
-        elif isinstance(t, dict):
-            yield from _flatten(list(t.values()))
-        else:
-            yield t
-
-
 def live_tapes() -> list[Tape]:
     return list(_LIVE_TAPES)
-
-
-def _np_zero(t: Tensor) -> np.ndarray:
-    return np.zeros(t.shape, t.dtype)

@@ -359,7 +359,10 @@ def tensor(data, dtype=None, name: str | None = None) -> Tensor:
 
     Args:
         data: nested lists, a number, a numpy array or a Tensor (copied). A list or tuple
-            holding tensors is stacked with ops, so a tape records it and gradients flow.
+            holding tensors is stacked with ops, so a tape records it and gradients flow;
+            so is a float Tensor an active tape records (an ``Identity`` or ``Cast`` op, as
+            ``jnp.array``; PyTorch's ``torch.tensor`` would detach it silently but for a
+            warning). A constant on purpose: ``x.numpy()`` or ``tv.stop_gradient(x)``.
         dtype: optional dtype to convert to.
         name: optional name shown by tapeviz.
 
@@ -377,6 +380,16 @@ def tensor(data, dtype=None, name: str | None = None) -> Tensor:
         out = from_data(data, dtype, "tensor")
         out.name = name
         return out
+    if isinstance(data, Tensor) and data.dtype.kind == "f":
+        from .engine import tracks
+
+        if tracks(data):  # a copy would silently cut the gradient: copy with an op
+            from .ops import cast, identity
+
+            same = dtype is None or np.dtype(dtype) == data.dtype
+            out = identity(data) if same else cast(data, dtype)
+            out.name = name
+            return out
     arr = _to_array(data, dtype, "tensor")
     if arr is data or isinstance(data, Tensor):
         arr = arr.copy()

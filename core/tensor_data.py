@@ -4,6 +4,9 @@
   a user's numpy array is wrapped without a copy as ``_Foreign``.
 * ``own``: a tape that saves a ``_Foreign`` tensor first gives it its own copy, so the user
   changing their array in place cannot change the gradient.
+* ``mark_views``: a kernel output that is a view of a ``_Foreign`` input (``Reshape``,
+  ``Transpose``, ``Identity``, ...) is ``_Foreign`` too: it shares the user's memory, so it is
+  owned the same way when a tape saves it.
 * ``check_not_recorded``: ``Tensor.__array__`` of a tensor an active tape records is an
   error, not a silent detach.
 """
@@ -12,9 +15,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .tensor import _CONVERTING, Tensor, Variable, _HoldsTensor, _to_array
+from .tensor import _CONVERTING, Tensor, _HoldsTensor, _to_array
 
-__all__ = ["from_data", "own", "check_not_recorded"]
+__all__ = ["from_data", "own", "mark_views", "check_not_recorded"]
 
 _DETACH_MESSAGE = (
     "tensor {label} is recorded by an active tape: turning it into a numpy array "
@@ -23,21 +26,6 @@ _DETACH_MESSAGE = (
     "of tensors, tv.exp/tv.sum/... for np.exp/np.sum/...; or take a constant on purpose with "
     "x.numpy() or tv.stop_gradient(x)"
 )
-
-
-def _recorded(t) -> bool:
-    """True when a gradient of an active tape could flow through ``t``: a tape made it or
-    watches it, or it is a trainable variable (watched as soon as an op uses it)."""
-    from .engine import _RECORDERS
-
-    recorders = _RECORDERS.get()
-    if not recorders:
-        return False
-    if isinstance(t, Variable) and t.trainable:
-        return True
-    return any(
-        t.id in r._producer or t.id in r.watched for r in recorders if hasattr(r, "_producer")
-    )
 
 
 def from_data(data, dtype=None, where="tensor") -> Tensor:
@@ -79,7 +67,9 @@ def _stack_nested(data, dtype, where) -> Tensor:
 
 def check_not_recorded(t: Tensor) -> None:
     """A TypeError when a gradient of an active tape could flow through ``t``."""
-    if _recorded(t):
+    from .engine import tracks
+
+    if tracks(t):
         raise TypeError(_DETACH_MESSAGE.format(label=t._label()))
 
 
@@ -99,3 +89,20 @@ def own(t: Tensor) -> Tensor:
             t._data = d.copy()
         t.__class__ = Tensor
     return t
+
+
+def mark_views(inputs: dict, outputs) -> None:
+    """Make each output that may share memory with a ``_Foreign`` input ``_Foreign`` too
+    (``outputs``: the fresh Tensors ``run_kernel`` just made)."""
+    for o in outputs:
+        d = o._data
+        if d.base is None:  # a fresh array is the kernel's own, unless it is an input itself
+            for t in inputs.values():
+                if d is t._data:
+                    break
+            else:
+                continue
+        for t in inputs.values():
+            if type(t) is _Foreign and t._data is not None and np.may_share_memory(d, t._data):
+                o.__class__ = _Foreign
+                break

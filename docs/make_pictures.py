@@ -51,16 +51,20 @@ def gradcheck_png() -> bytes:
         raise RuntimeError(f"make_pictures: the gradient-check widget failed: {widget.error}")
     if widget.report.passed:
         raise RuntimeError("make_pictures: the planted wrong gradient passed the check")
-    return bytes(widget.png())  # the matplotlib figure, drawn when asked for
+    return widget.png()  # the matplotlib figure, drawn when asked for
 
 
-def main() -> None:
+def main(out: pathlib.Path = DOCS) -> list[pathlib.Path]:
+    """Write graph.png and gradcheck.png into ``out`` (default: docs/); returns the paths."""
+    written = []
     for name, make in [("graph.png", graph_png), ("gradcheck.png", gradcheck_png)]:
         png = make()
         if png[:8] != b"\x89PNG\r\n\x1a\n":
             raise RuntimeError(f"make_pictures: {name} is not a PNG")
-        (DOCS / name).write_bytes(png)
-        print(f"wrote docs/{name} ({len(png) // 1024} KiB)")
+        (out / name).write_bytes(png)
+        written.append(out / name)
+        print(f"wrote {out.name}/{name} ({len(png) // 1024} KiB)")
+    return written
 
 
 if __name__ == "__main__":

@@ -83,14 +83,17 @@ def _where(source) -> str:
 def _find_node(outputs):
     """The node just recorded for ``outputs`` and, in backward, the forward node."""
     backward_hit = forward_hit = None
-    for rec in engine._RECORDERS.get():
-        grad_of = getattr(rec, "_grad_of", None)
-        pool = rec.backward_nodes if grad_of is not None else getattr(rec, "nodes", [])
+    rec = engine.current()
+    if rec is None:
+        return None, None
+    for bw in rec.backward:
+        pool = bw.tape.backward_nodes
         if pool and pool[-1].outputs and pool[-1].outputs[0] is outputs[0]:
-            if grad_of is not None:
-                backward_hit = (pool[-1], rec.node(grad_of))
-            elif forward_hit is None:
-                forward_hit = pool[-1]
+            backward_hit = (pool[-1], bw.tape.node(bw.grad_of))
+    for tape in rec.tapes:
+        pool = tape.nodes
+        if forward_hit is None and pool and pool[-1].outputs and pool[-1].outputs[0] is outputs[0]:
+            forward_hit = pool[-1]
     return backward_hit, forward_hit
 
 

@@ -4,10 +4,9 @@ One wrong custom gradient among a hundred ordinary ops shows up as one named nod
 tapeviz can paint it red), kernel, label, the user code line that made it, and its
 ``GradCheckReport``.
 
-Contract for nodes made by ``core.engine.record_node`` (custom gradients): the audit re-runs
-the forward of a node through its kernel (``run_kernel``'s registry entry). A custom node has
-no kernel, so it is audited when ``node.info`` is a dict with the key ``"forward"``: a callable
-taking the node's input tensors (in ``node.inputs`` order) and returning its output tensor(s).
+Each node is re-run through its primitive (``Primitive.evaluate``: the kernel on the node's
+backend, or, for the primitives the custom-gradient styles build, their ``forward`` on
+tensors); a primitive with neither is skipped, with the reason.
 """
 
 from __future__ import annotations
@@ -19,7 +18,6 @@ import numpy as np
 from .. import engine, source_location
 from ..backward import GradientError, _check_grad
 from ..display import HtmlRepr
-from ..registry import _KERNELS
 from ..tensor import Tensor
 from .gradcheck import _DEFAULTS, GradCheckReport
 from .report import FAILURE_CLASSES
@@ -29,8 +27,8 @@ __all__ = ["audit", "AuditReport", "NodeAudit"]
 
 
 class NodeProblem:
-    """One node as a check problem: its kernel (or ``info["forward"]``) is the forward, its
-    recorded gradient config (``node.grad``) the analytic side. Kernel nodes are re-run in
+    """One node as a check problem: its primitive re-runs the forward, its recorded
+    gradient config (``node.grad``) is the analytic side. Kernel nodes are re-run in
     float64, saved values recomputed. Other nodes keep their recorded saved values (analytic
     side in the recorded dtype); their forward runs in float64 when it keeps float64."""
 
@@ -38,8 +36,8 @@ class NodeProblem:
         self.node, self.nodes, self.unconnected = node, [node], set()
         self.names = list(node.inputs)
         tensors = [node.inputs[k] for k in self.names]
-        self.kernel = _KERNELS.get((node.kernel, node.backend))
-        custom = node.style not in ("builtin", "override")
+        self.kernel = node.primitive.kernels.get(node.backend)
+        custom = self.kernel is None
         has_dtype_attr = any(isinstance(v, (np.dtype, type)) for v in node.attrs.values())
         mem = any(s.role == "memory" for s in node.saved)
         self.exact = self.kernel is not None and not custom and not has_dtype_attr and not mem
@@ -68,13 +66,8 @@ class NodeProblem:
     def _forward(self, args, cast=True) -> list:
         if cast and not self.num64:
             args = [np.asarray(a).astype(d) for a, d in zip(args, self.dtypes)]
-        if self.kernel is not None and self.node.style in ("builtin", "override"):
-            out = self.kernel.fn(dict(zip(self.names, args)), self.node.attrs)
-        else:
-            with engine.no_grad():
-                out = self.node.info["forward"](*[Tensor(np.asarray(a)) for a in args])
-        out = out if isinstance(out, (tuple, list)) else (out,)
-        return [np.asarray(o.numpy() if isinstance(o, Tensor) else o) for o in out]
+        out = self.node.primitive.evaluate(self.node, dict(zip(self.names, args)))
+        return [np.asarray(o) for o in out]
 
     def call(self, args) -> np.ndarray:
         return _flat(self._forward(args))
@@ -243,18 +236,18 @@ def _skip_reason(node) -> str | None:
         return "an input was disposed"
     if not any(t.dtype.kind == "f" for t in node.inputs.values()):
         return "no floating input"
-    custom = node.style not in ("builtin", "override")
-    if custom and not (isinstance(node.info, dict) and "forward" in node.info):
-        return "custom node without node.info['forward'] (no way to re-run its forward)"
-    if not custom and (node.kernel, node.backend) not in _KERNELS:
-        return f"kernel {node.kernel!r} is no longer registered for {node.backend!r}"
+    prim = node.primitive
+    if node.backend not in prim.kernels and prim.forward is None:
+        if prim.kind == "builtin":
+            return f"kernel {node.kernel!r} is no longer registered for {node.backend!r}"
+        return f"primitive {node.label!r} has no kernel and no forward (no way to re-run it)"
     return None
 
 
 def audit(tape, mode="fast", eps=None, atol=None, rtol=None, seed=0, max_full=4096):
     """Check the gradient of every node of ``tape`` numerically on its recorded inputs.
 
-    Each node's forward is re-run (its kernel, or ``node.info["forward"]``) around the
+    Each node's forward is re-run (``Primitive.evaluate``: its kernel, or its forward) around the
     recorded inputs, and its recorded gradient (``node.grad``, so an override in force when
     it was recorded) is compared with central differences, as ``check_grads`` does.
 

@@ -28,11 +28,11 @@ import inspect
 import numpy as np
 
 from .. import engine
-from ..backward import GradientError
-from ..ops._util import as_tensor
+from ..grad_validation import GradientError
 from ..registry import GradConfig
 from ..tape import Tape
 from ..tensor import Tensor
+from .builder import Primitive, as_input
 
 __all__ = ["CompiledLayer", "AutoDiffError"]
 
@@ -102,10 +102,17 @@ class CompiledLayer:
         self._rt = rt.LayerRuntime(self.name, self.py_func, self.gradient)
         self._shapes: dict = {}  # (example shape, dtype) -> example output shape
         self._traced: set = set()
+        # its nodes' primitives: the layer (its forward re-runs it), its explicit gradient
+        self._prims = (
+            Primitive(KERNEL, label=self.name, kind=KERNEL, forward=self),
+            Primitive(
+                f"{KERNEL}Gradient", label=f"{self.name} gradient", kind=KERNEL, once_only=True
+            ),
+        )
 
     # --- calling ------------------------------------------------------------------------
     def __call__(self, x) -> Tensor:
-        x = as_tensor(x, f"CompiledLayer {self.name!r}")
+        x = as_input(x, f"CompiledLayer {self.name!r}: input")
         if x.dtype.kind != "f":
             raise TypeError(
                 f"CompiledLayer {self.name!r}: expected a float32 or float64 input, got {x.dtype}"
@@ -188,21 +195,14 @@ class CompiledLayer:
             saved.append(("output", 0, y))
         if self.gradient == "auto":
             self._check_traceable(x, mode)
-        grad_fn = functools.partial(self._grad_fn, mode=mode, checked=checked)
-        attrs = {"mode": mode, "input_rank": self.input_rank, "batch": self.batch}
-        nodes = engine.record_node(
-            KERNEL,
-            {"x": x},
-            (y,),
-            attrs,
-            GradConfig(KERNEL, grad_fn),
-            style="CompiledLayer",
-            label=self.name,
-            saved=saved,
-        )
-        for node in nodes:
-            # "forward" re-runs the layer on tensors (core.audit's contract)
-            node.info = {"layer": self, "gradient": self.gradient_mode, "forward": self}
+        grad = GradConfig(KERNEL, functools.partial(self._grad_fn, mode=mode, checked=checked))
+        attrs = {
+            "mode": mode,
+            "input_rank": self.input_rank,
+            "batch": self.batch,
+            "gradient": self.gradient_mode,
+        }
+        self._prims[0].record({"x": x}, (y,), attrs, grad, saved)
 
     def _grad_fn(self, dy, saved, attrs, *, mode, checked):
         if self.gradient is None:
@@ -260,16 +260,8 @@ class CompiledLayer:
             dx = self._rt.call_gradient(args, checked)
         dx = self._check_dx(dx, x)
         out = Tensor(dx)
-        engine.record_node(
-            f"{KERNEL}Gradient",
-            {"x": x, "dy": dy},
-            (out,),
-            {"mode": mode},
-            GradConfig(f"{KERNEL}Gradient", self._no_second_order),
-            style="CompiledLayer",
-            label=f"{self.name} gradient",
-            saved=[],
-        )
+        grad = GradConfig(f"{KERNEL}Gradient", self._no_second_order)
+        self._prims[1].record({"x": x, "dy": dy}, (out,), {"mode": mode}, grad, [])
         return out
 
     def _check_dx(self, dx, x: Tensor) -> np.ndarray:
@@ -288,10 +280,10 @@ class CompiledLayer:
         return dx.astype(x.dtype, copy=False)
 
     def _no_second_order(self, dy, saved, attrs):
-        raise GradientError(
-            f"CompiledLayer {self.name!r}: no gradient is registered for its explicit "
-            "gradient (compiled code cannot be differentiated again); use gradient='auto' "
-            "for higher order"
+        raise self._prims[0].once_only_error(
+            f"CompiledLayer {self.name!r} has an explicit gradient, compiled code no tape can "
+            "see into",
+            "Use gradient='auto' for higher order.",
         )
 
     # --- reporting ----------------------------------------------------------------------

@@ -15,10 +15,10 @@ import inspect
 
 from .. import engine
 from .. import tensor as _tensor_mod
-from ..backward import GradientError
-from ..grad_validation import check_gradient
+from ..grad_validation import GradientError, check_gradient
 from ..registry import GradConfig
 from ..tensor import Tensor
+from .builder import Primitive, as_input, outer_tapes, thunks_once
 from .captured import captured_tensors
 
 __all__ = ["custom_grad"]
@@ -56,25 +56,24 @@ def custom_grad(f):
 
     @functools.wraps(f)
     def op(*inputs):
-        xs = [_as_input(x, name, i) for i, x in enumerate(inputs)]
+        xs = [as_input(x, f"custom_grad({name}): input {i}") for i, x in enumerate(inputs)]
         names = names_by_arity.get(len(xs))
         if names is None:
             names = names_by_arity[len(xs)] = _input_names(f, len(xs))
         value, outputs, grad_func, saved, start = _forward(f, name, xs)
         if engine.recording():
-            _record(op, name, names, xs, outputs, grad_func, saved, start)
+            end = next(_tensor_mod._ids)  # f's tensors have ids in (start, end)
+            _record(prims, name, names, xs, outputs, grad_func, saved, (start, end))
         return value
 
+    # the primitive of every call (its forward re-runs op: the audit and the batched
+    # replay use it), and that of the node marking saved intermediates for outer tapes
+    prims = (
+        Primitive(KERNEL, label=name, kind="custom_grad", forward=op),
+        Primitive(INTERMEDIATE_KERNEL, label=f"{name}: saved intermediate", kind="custom_grad"),
+    )
+    op.primitive = prims[0]
     return op
-
-
-def _as_input(x, name, i) -> Tensor:
-    if isinstance(x, Tensor):
-        return x
-    try:
-        return _tensor_mod.tensor(x)
-    except TypeError as e:
-        raise TypeError(f"custom_grad({name}): input {i} must be a Tensor: {e}") from None
 
 
 def _input_names(f, n) -> list[str]:
@@ -159,7 +158,8 @@ def _unpack(result, name):
     return value, grad_func
 
 
-def _record(op, name, names, xs, outputs, grad_func, saved, start):
+def _record(prims, name, names, xs, outputs, grad_func, saved, made):
+    start = made[0]
     roles = []
     hazards = []
     for k, t in enumerate(saved):
@@ -178,32 +178,19 @@ def _record(op, name, names, xs, outputs, grad_func, saved, start):
         if id(t) not in known and t.id > start and t.dtype.kind == "f"
     ]
     spec = _Spec(name, names, xs, len(outputs), grad_func, tuple(hazards + captured))
-    spec.captured = len(captured)
-    grad_fn = functools.partial(_grad_fn, spec)
-    nodes = engine.record_node(
-        KERNEL,
-        dict(zip(names, xs)),
-        outputs,
-        {},
-        GradConfig(KERNEL, grad_fn),
-        style="custom_grad",
-        label=name,
-        saved=roles,
-    )
-    for node in nodes:
-        node.info = {
-            "function": op,
-            "forward": op,  # re-runs the forward on tensors (core.audit's contract)
-            "num_outputs": len(outputs),
-            "intermediates": len(hazards),
-        }
+    spec.captured, spec.marker = len(captured), prims[1]
+    spec.made, spec.known = made, known | {id(t) for t in spec.hazards}
+    grad = GradConfig(KERNEL, functools.partial(_grad_fn, spec))
+    attrs = {"num_outputs": len(outputs), "intermediates": len(hazards)}
+    prims[0].record(dict(zip(names, xs)), outputs, attrs, grad, roles)
 
 
 class _Spec:
     """What the gradient of one call needs: names, input shapes/dtypes, grad_func."""
 
     __slots__ = (
-        "name", "names", "inputs", "shapes", "num_outputs", "grad_func", "hazards", "captured"
+        "name", "names", "inputs", "shapes", "num_outputs", "grad_func", "hazards", "captured",
+        "marker", "made", "known",
     )  # fmt: skip
 
     def __init__(self, name, names, xs, num_outputs, grad_func, hazards):
@@ -211,6 +198,9 @@ class _Spec:
         self.shapes = [(x.shape, x.dtype) for x in xs]
         self.num_outputs, self.grad_func, self.hazards = num_outputs, grad_func, hazards
         self.captured = 0  # how many of the hazards grad_func reaches through its closure
+        self.marker = None  # the Primitive of the node marking the hazards
+        self.made = (0, 0)  # the ids of the tensors f made: (start, end), exclusive
+        self.known = set()  # ids of f's inputs, outputs, saved tensors and hazards
 
 
 def _grad_fn(spec, dy, saved, attrs):
@@ -224,27 +214,12 @@ def _grad_fn(spec, dy, saved, attrs):
     )
 
 
-def thunks_once(names, run, missing):
-    """The engine's ``{input name: thunk}``, for a user backward that makes every gradient
-    in one call: the first thunk called runs ``run()`` (a list, one gradient per input);
-    a needed gradient that came back ``None`` raises ``GradientError(missing(i))``."""
-    cache = []
-
-    def pick(i):
-        if not cache:
-            cache.append(run())
-        g = cache[0][i]
-        if g is None:
-            raise GradientError(missing(i))
-        return g
-
-    return {n: functools.partial(pick, i) for i, n in enumerate(names)}
-
-
 def _run_grad_func(spec, dy, saved):
     if spec.hazards:
         _mark_intermediates(spec)
     dy_arg = list(dy) if spec.num_outputs > 1 else dy
+    outer = outer_tapes()
+    before = [len(t.nodes) for t in outer]
     try:
         result = spec.grad_func(dy_arg, list(saved))
     except GradientError:
@@ -254,7 +229,50 @@ def _run_grad_func(spec, dy, saved):
             f"custom_grad({spec.name}): grad_func raised {type(e).__name__}: {e}"
         ) from e
     grads = _as_list(spec, result)
-    return [_check_gradient(spec, i, g) for i, g in enumerate(grads)]
+    grads = [_check_gradient(spec, i, g) for i, g in enumerate(grads)]
+    hidden = _hidden_intermediates(spec, outer, before)
+    return _through_marker(spec, grads, hidden) if hidden else grads
+
+
+def _hidden_intermediates(spec, outer, before) -> int:
+    """How many tensors ``f`` made, none of its inputs, outputs or saved (or closure-found)
+    tensors, the ops of ``grad_func`` read: reached some way the closure scan cannot see (an
+    object attribute, a bound method, a global dict, deep nesting). The outer tapes saw
+    those ops take them as constants."""
+    start, end = spec.made
+    found = set()
+    for tape, n in zip(outer, before):
+        for node in tape.nodes[n:]:
+            for t in node.inputs.values():
+                if start < t.id < end and id(t) not in spec.known and t.dtype.kind == "f":
+                    found.add(id(t))
+    return len(found)
+
+
+def _through_marker(spec, grads, hidden):
+    """The gradients, passed on the outer tapes through a node whose gradient for ``f``'s
+    inputs raises (for the gradients themselves it is the identity): the first derivative is
+    unchanged, a second derivative through the hidden intermediates is an error."""
+    which = [i for i, g in enumerate(grads) if g is not None]
+    if not which:
+        return grads
+    out = list(grads)
+    for i in which:
+        out[i] = Tensor(grads[i]._array)
+    inputs = dict(zip(spec.names, spec.inputs))
+    inputs.update({f"grad{i}": grads[i] for i in which})
+    how = f"{hidden} (reached without save(): an attribute, a method, a global)"
+    grad = GradConfig(INTERMEDIATE_KERNEL, functools.partial(_pass_through, spec, which, how))
+    spec.marker.record(inputs, tuple(out[i] for i in which), {}, grad, [], outer_only=True)
+    return out
+
+
+def _pass_through(spec, which, how, dy, saved, attrs):
+    dys = dy if isinstance(dy, tuple) else (dy,)
+    thunks = _intermediate_grad(spec, how, dy, saved, attrs)
+    for k, i in enumerate(which):
+        thunks[f"grad{i}"] = functools.partial(lambda d: d, dys[k])
+    return thunks
 
 
 def _as_list(spec, result) -> list:
@@ -288,37 +306,21 @@ def _check_gradient(spec, i, g):
     return check_gradient(g, shape, dtype, where, hint=hint)
 
 
-def outer_recorders() -> tuple:
-    """The recording tapes that are not the one being differentiated (higher order)."""
-    return tuple(r for r in engine._RECORDERS.get() if getattr(r, "_grad_of", None) is None)
-
-
 def _mark_intermediates(spec):
     """Tell outer tapes that the saved intermediates come from the inputs, through a node
     whose gradient raises: a second derivative that needs them fails instead of being wrong."""
-    outer = outer_recorders()
-    if not outer:
+    if not outer_tapes():
         return
-    config = GradConfig(INTERMEDIATE_KERNEL, functools.partial(_intermediate_grad, spec))
-    with engine._set_recorders(outer):
-        engine.record_node(
-            INTERMEDIATE_KERNEL,
-            dict(zip(spec.names, spec.inputs)),
-            spec.hazards,
-            {},
-            config,
-            style="custom_grad",
-            label=f"{spec.name}: saved intermediate",
-            saved=[],
-        )
-
-
-def _intermediate_grad(spec, dy, saved, attrs):
     n_saved, n_captured = len(spec.hazards) - spec.captured, spec.captured
     how = " and ".join(
         [f"{n_saved} saved"] * bool(n_saved) + [f"{n_captured} closure-captured"] * bool(n_captured)
     )
+    grad = GradConfig(INTERMEDIATE_KERNEL, functools.partial(_intermediate_grad, spec, how))
+    inputs = dict(zip(spec.names, spec.inputs))
+    spec.marker.record(inputs, spec.hazards, {}, grad, [], outer_only=True)
 
+
+def _intermediate_grad(spec, how, dy, saved, attrs):
     def fail():
         raise GradientError(
             f"custom_grad({spec.name}): cannot differentiate its gradient again: grad_func uses "

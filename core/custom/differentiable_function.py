@@ -15,24 +15,15 @@ import functools
 import numpy as np
 
 from .. import engine
-from ..backward import GradientError
-from ..grad_validation import check_gradient
+from ..grad_validation import GradientError, check_gradient
 from ..registry import GradConfig
 from ..tensor import Tensor, _check_dtype
-from ..tensor_data import from_data
-from .custom_grad import outer_recorders, thunks_once
+from .builder import Primitive, as_input, outer_tapes, thunks_once
 
 __all__ = ["DifferentiableFunction"]
 
 KERNEL = "DifferentiableFunction"
 BACKWARD_KERNEL = "DifferentiableFunctionBackward"
-
-
-class _NeededGradConfig(GradConfig):
-    """A GradConfig whose ``grad_fn`` also receives the set of input names that need a
-    gradient (core/backward.py checks ``wants_needed``)."""
-
-    wants_needed = True
 
 
 class DifferentiableFunction:
@@ -94,7 +85,7 @@ class DifferentiableFunction:
         cls = type(self).__name__
         if not hasattr(self, "num_outputs"):
             raise TypeError(f"{cls}: call super().__init__(...) in {cls}.__init__")
-        xs = [_as_input(x, cls, i) for i, x in enumerate(X)]
+        xs = [as_input(x, f"{cls}: input X{i + 1}") for i, x in enumerate(X)]
         with engine.no_grad():
             try:
                 result = self.forward(*[x.numpy() for x in xs])
@@ -108,14 +99,16 @@ class DifferentiableFunction:
             _record(self, cls, xs, outputs, tuple(Tensor(m) for m in mems))
         return outputs[0] if self.num_outputs == 1 else outputs
 
-
-def _as_input(x, cls, i) -> Tensor:
-    if isinstance(x, Tensor):
-        return x
-    try:
-        return from_data(x, where=f"{cls}: input X{i + 1}")  # a numpy array: copied if saved
-    except TypeError as e:
-        raise TypeError(f"{cls}: input X{i + 1} must be a Tensor or an array: {e}") from None
+    def _primitives(self, cls) -> tuple:
+        """This instance's primitives (made once): its forward node, and the node of its
+        backward that outer tapes record (higher order sees it)."""
+        prims = self.__dict__.get("_tv_primitives")
+        if prims is None:
+            prims = self.__dict__["_tv_primitives"] = (
+                Primitive(KERNEL, label=cls, kind=KERNEL, forward=self, once_only=True),
+                Primitive(BACKWARD_KERNEL, label=f"{cls}.backward", kind=KERNEL),
+            )
+        return prims
 
 
 def _split_forward(fn, cls, result):
@@ -149,28 +142,25 @@ def _record(fn, cls, xs, outputs, memory):
     if fn.save_outputs_for_backward:
         saved += [("output", j, y) for j, y in enumerate(outputs)]
     saved += [("memory", f"memory{j + 1}", t) for j, t in enumerate(memory)]
-    spec = _Spec(fn, cls, names, xs)
-    config = _NeededGradConfig(KERNEL, functools.partial(_grad_fn, spec))
-    nodes = engine.record_node(
-        KERNEL, dict(zip(names, xs)), outputs, {}, config, style=KERNEL, label=cls, saved=saved
-    )
-    for node in nodes:
-        node.info = {
-            "function": fn,
-            "forward": fn,  # re-runs the forward on tensors (core.audit's contract)
-            "num_outputs": fn.num_outputs,
-            "num_memory_values": fn.num_memory_values,
-            "save_inputs_for_backward": fn.save_inputs_for_backward,
-            "save_outputs_for_backward": fn.save_outputs_for_backward,
-        }
+    prims = fn._primitives(cls)
+    spec = _Spec(fn, cls, names, xs, prims)
+    grad = GradConfig(KERNEL, functools.partial(_grad_fn, spec), wants_needed=True)
+    attrs = {
+        "num_outputs": fn.num_outputs,
+        "num_memory_values": fn.num_memory_values,
+        "save_inputs_for_backward": fn.save_inputs_for_backward,
+        "save_outputs_for_backward": fn.save_outputs_for_backward,
+    }
+    prims[0].record(dict(zip(names, xs)), outputs, attrs, grad, saved)
 
 
 class _Spec:
-    __slots__ = ("fn", "cls", "names", "inputs", "shapes")
+    __slots__ = ("fn", "cls", "names", "inputs", "shapes", "prims")
 
-    def __init__(self, fn, cls, names, xs):
+    def __init__(self, fn, cls, names, xs, prims):
         self.fn, self.cls, self.names, self.inputs = fn, cls, names, xs
         self.shapes = [(x.shape, x.dtype) for x in xs]
+        self.prims = prims
 
 
 def _grad_fn(spec, dy, saved, attrs, needed=None):
@@ -225,24 +215,14 @@ def _record_backward(spec, dys, args, grads):
     with respect to dLdY exists (backward is linear in dLdY; core.jvp needs it: see
     ``_through_backward``); with respect
     to the inputs it raises: no tape can see into backward's numpy code."""
-    outer = outer_recorders()
     which = [i for i, g in enumerate(grads) if g is not None]
-    if not outer or not which:
+    if not outer_tapes() or not which:
         return
     inputs = {f"dLdY{j + 1}": d for j, d in enumerate(dys)}
     inputs.update(zip(spec.names, spec.inputs))
-    grad_fn = functools.partial(_backward_grad, spec, args, which)
-    with engine._set_recorders(outer):
-        engine.record_node(
-            BACKWARD_KERNEL,
-            inputs,
-            tuple(grads[i] for i in which),
-            {},
-            GradConfig(BACKWARD_KERNEL, grad_fn),
-            style=KERNEL,
-            label=f"{spec.cls}.backward",
-            saved=[],
-        )
+    grad = GradConfig(BACKWARD_KERNEL, functools.partial(_backward_grad, spec, args, which))
+    outs = tuple(grads[i] for i in which)
+    spec.prims[1].record(inputs, outs, {}, grad, [], outer_only=True)
 
 
 def _backward_grad(spec, args, which, dy, saved, attrs):
@@ -256,7 +236,7 @@ def _backward_grad(spec, args, which, dy, saved, attrs):
     return thunks
 
 
-_EXACT_LIMIT = 1024  # output elements: above this a non-smooth point is an error
+_EXACT_LIMIT = 1024  # output elements at non-smooth points: above this, an error
 
 
 def _through_backward(spec, args, which, ws, j, cache):
@@ -265,46 +245,50 @@ def _through_backward(spec, args, which, ws, j, cache):
     backward is a black box: its transpose would take one call per element of ``Y_j``.
     Instead ``forward`` is differentiated along ``w`` by central differences in float64
     with a Richardson step (five forward calls: linear in size; error ~1e-10 relative).
-    Where the one-sided derivatives disagree (a kink, a forward that computes in float32)
-    the exact per-element transpose is used for small outputs, and larger ones raise an
-    error naming the class.
+    An output element whose one-sided derivatives disagree (a kink such as relu at 0, a
+    forward that computes in float32) gets its exact value from backward instead, one call
+    per such element: at most ``_EXACT_LIMIT`` of them, more raise an error naming the class.
     """
     if not cache:
         cache.append(_directional(spec, which, ws, [a.shape for a in args[: spec.fn.num_outputs]]))
-    estimate = cache[0]
-    if estimate is not None:
-        return Tensor(estimate[j].astype(args[j].dtype))
-    if args[j].size > _EXACT_LIMIT:
+    central, rough = cache[0][j]
+    n_rough = int(np.count_nonzero(rough))
+    if n_rough > _EXACT_LIMIT:
         raise GradientError(
             f"{spec.cls}: forward mode (tv.jvp, or a second derivative through dLdY) "
             f"differentiates {spec.cls}.forward along the tangent by finite differences, and "
-            "the one-sided derivatives disagree here (a kink, or a forward computing in "
-            "float32); the exact alternative costs one backward call per output element "
-            f"({args[j].size} > {_EXACT_LIMIT}). Write the function with tv ops or "
-            "tv.custom_grad for exact forward mode."
+            f"the one-sided derivatives disagree at {n_rough} of its {central.size} output "
+            "elements (kinks, or a forward computing in float32); each of those costs one "
+            f"exact backward call, and {n_rough} > {_EXACT_LIMIT}. Write the function with tv "
+            "ops or tv.custom_grad for exact forward mode."
         )
-    return _transpose_per_element(spec, args, which, ws, j)
+    out = np.where(rough, 0.0, central).astype(args[j].dtype)
+    if n_rough:
+        out[rough] = _transpose_per_element(spec, args, which, ws, j, np.argwhere(rough))
+    return Tensor(out)
 
 
 def _directional(spec, which, ws, out_shapes):
-    """d forward(X + s w) / ds at s = 0 for each output (float64), or None if not smooth."""
+    """For each output: (d forward(X + s w) / ds at s = 0 in float64, a mask of the elements
+    where that is not smooth: one-sided derivatives disagree or not finite)."""
     xs = [x.numpy().astype(np.float64) if x.dtype.kind == "f" else x.numpy() for x in spec.inputs]
     dirs = {i: np.asarray(w, np.float64) for i, w in zip(which, ws)}
     wmax = max(float(np.abs(w).max(initial=0)) for w in dirs.values())
     if wmax == 0:
-        return [np.zeros(shape) for shape in out_shapes]
+        return [(np.zeros(shape), np.zeros(shape, bool)) for shape in out_shapes]
     xmax = max(float(np.abs(xs[i]).max(initial=0)) for i in dirs)
     h = 1e-4 * (1 + xmax) / wmax
     at = {k: _forward_at(spec, xs, dirs, k * h) for k in (-1, -0.5, 0, 0.5, 1)}
     out = []
     for m1, m2, f0, p2, p1 in zip(*at.values()):
-        central = (4 * (p2 - m2) / h - (p1 - m1) / (2 * h)) / 3  # Richardson: O(h^4)
-        right = 2 * (p2 - f0) / (h / 2) - (p1 - f0) / h  # one-sided, Richardson: O(h^2)
-        left = 2 * (f0 - m2) / (h / 2) - (f0 - m1) / h
-        tol = 1e-5 * (float(np.abs(central).max(initial=0)) + 1)
-        if not np.isfinite(central).all() or np.abs(right - left).max(initial=0) > tol:
-            return None  # the two sides disagree: a kink (or float32 rounding) near x
-        out.append(central)
+        with np.errstate(all="ignore"):
+            central = (4 * (p2 - m2) / h - (p1 - m1) / (2 * h)) / 3  # Richardson: O(h^4)
+            right = 2 * (p2 - f0) / (h / 2) - (p1 - f0) / h  # one-sided, Richardson: O(h^2)
+            left = 2 * (f0 - m2) / (h / 2) - (f0 - m1) / h
+            finite = np.isfinite(central)
+            tol = 1e-5 * (float(np.abs(central[finite]).max(initial=0)) + 1)
+            rough = ~finite | ~(np.abs(right - left) <= tol)  # a kink (or float32 rounding)
+        out.append((central, rough))
     return out
 
 
@@ -316,25 +300,25 @@ def _forward_at(spec, xs, dirs, step):
     return [np.asarray(y, np.float64) for y in ys]
 
 
-def _transpose_per_element(spec, args, which, ws, j):
-    """``J_j w`` exactly: one backward call per element of ``Y_j`` (small outputs only)."""
+def _transpose_per_element(spec, args, which, ws, j, elements):
+    """``(J_j w)[e]`` exactly for each index ``e`` of ``elements``: one backward call each."""
     m = spec.fn.num_outputs
     flags = tuple(i in which for i in range(len(spec.names)))
     zeros = [np.zeros(a.shape, a.dtype) for a in args[:m]]
-    out = np.zeros(args[j].shape, args[j].dtype)
-    for e in np.ndindex(*out.shape):
+    values = []
+    for e in map(tuple, elements):
         onehot = list(zeros)
         onehot[j] = zeros[j].copy()
         onehot[j][e] = 1
         res = _call_backward(spec, [*onehot, flags, *args[m + 1 :]])
-        out[e] = sum(np.vdot(res[i], w) for i, w in zip(which, ws) if res[i] is not None)
-    return Tensor(out)
+        values.append(sum(np.vdot(res[i], w) for i, w in zip(which, ws) if res[i] is not None))
+    return np.asarray(values, args[j].dtype)
 
 
 def _second_order_error(spec):
-    raise GradientError(
-        f"{spec.cls}: cannot differentiate the gradient of a DifferentiableFunction with "
-        f"respect to its inputs: {spec.cls}.backward works on numpy arrays, which no tape can "
-        "see into. For higher-order derivatives write the function with tv ops, or use "
-        "tv.custom_grad with a grad_func written with ops."
+    raise spec.prims[0].once_only_error(
+        f"a DifferentiableFunction's gradient with respect to its inputs is "
+        f"{spec.cls}.backward on numpy arrays, which no tape can see into",
+        "For higher-order derivatives write the function with tv ops, or use tv.custom_grad "
+        "with a grad_func written with ops.",
     )

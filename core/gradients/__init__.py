@@ -1,12 +1,13 @@
 """Built-in gradients, one module per op family, registered from one explicit list.
 
 An entry's ``inputs_to_save`` of ``"*"`` saves every input (kernels with a variable input
-count, such as ``Einsum``).
+count, such as ``Einsum``). A family's ``BATCHING`` gives the batched replay's rule for its
+primitives (``core/batching.py``).
 """
 
 from __future__ import annotations
 
-from ..registry import register_gradient
+from ..registry import register_batching, register_gradient
 from . import (
     contract,
     decomp,
@@ -40,3 +41,5 @@ def register() -> None:
                 formula=FORMULAS.get(name),
                 _builtin=True,
             )
+        for name, rule in getattr(family, "BATCHING", {}).items():
+            register_batching(name, rule)

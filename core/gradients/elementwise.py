@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 
+from .. import batching as B
 from .. import kernel_names as K
 from .. import ops as o
 from ..ops.elementwise import (
@@ -120,7 +121,7 @@ def _sigmoid(dy, saved, attrs):
     return {"x": lambda: sigmoid_grad(dy, y)}
 
 
-# relu: dx = dy * (x > 0)
+# relu: dx = dy * not(x <= 0) (NaN passes dy, as PyTorch)
 def _relu(dy, saved, attrs):
     (x,) = saved
     return {"x": lambda: relu_grad(dy, x)}
@@ -297,3 +298,19 @@ GRADIENTS = [
     (K.MINIMUM, _minimum, ("a", "b"), ()),
     (K.SELECT, _select, ("condition",), ()),
 ]
+
+# how the batched replay runs each (core/batching.py); the comparisons have no gradient but
+# replay like the arithmetic they sit beside
+BATCHING = {
+    **dict.fromkeys(
+        [K.NEG, K.ABS, K.SIGN, K.EXP, K.LOG, K.LOG1P, K.SQRT, K.RSQRT, K.SQUARE, K.RECIPROCAL,
+         K.SIN, K.COS, K.TAN, K.TANH, K.SIGMOID, K.RELU, K.LEAKY_RELU, K.ELU, K.SELU,
+         K.SOFTPLUS, K.GELU, K.ERF, K.CLIP, K.CAST, K.IDENTITY, K.STOP_GRADIENT],
+        B.elementwise,
+    ),
+    **dict.fromkeys(
+        [K.ADD, K.SUB, K.MUL, K.DIV, K.POW, K.MAXIMUM, K.MINIMUM, K.GREATER, K.GREATER_EQUAL,
+         K.LESS, K.LESS_EQUAL, K.EQUAL, K.NOT_EQUAL, K.SELECT],
+        B.broadcast,
+    ),
+}  # fmt: skip

@@ -6,6 +6,7 @@ Each entry: (kernel, grad_fn, inputs_to_save, outputs_to_save).
 
 from __future__ import annotations
 
+from .. import batching as B
 from .. import kernel_names as K
 from .. import ops as o
 from ..ops.elementwise import (
@@ -31,7 +32,7 @@ def _sigmoid_grad(dz, saved, attrs):
     return {"dy": lambda: sigmoid_grad(dz, y), "y": lambda: dz * dy * (1 - y * 2)}
 
 
-# relu_grad: z = dy [x > 0]; d(dy) = dz [x > 0] (x: piecewise constant, no gradient)
+# relu_grad: z = dy [not x <= 0]; d(dy) = dz [not x <= 0] (x: piecewise constant, no gradient)
 def _relu_grad(dz, saved, attrs):
     (x,) = saved
     return {"dy": lambda: relu_grad(dz, x)}
@@ -70,3 +71,8 @@ GRADIENTS = [
     (K.SIN_GRAD, _sin_grad, ("dy", "x"), ()),
     (K.COS_GRAD, _cos_grad, ("dy", "x"), ()),
 ]
+
+BATCHING = dict.fromkeys(
+    [K.TANH_GRAD, K.SIGMOID_GRAD, K.RELU_GRAD, K.SQRT_GRAD, K.RSQRT_GRAD, K.SIN_GRAD, K.COS_GRAD],
+    B.broadcast,
+)  # how the batched replay runs each (core/batching.py)

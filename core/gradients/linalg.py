@@ -4,6 +4,7 @@ Transpose nodes) and whose activation step is the activation's fused gradient ke
 
 from __future__ import annotations
 
+from .. import batching as B
 from .. import kernel_names as K
 from .. import ops as o
 from ..engine import run_kernel
@@ -80,3 +81,5 @@ GRADIENTS = [
     (K.FUSED_MATMUL, _fused_matmul, ("a", "b"), (0,), {"a": ("b",), "b": ("a",)}),
 ]
 OPTIONAL_INPUTS = {K.FUSED_MATMUL: ("bias",)}  # fused_matmul runs without a bias too
+
+BATCHING = {K.MATMUL: B.matmul, K.FUSED_MATMUL: B.fused_matmul}  # core/batching.py

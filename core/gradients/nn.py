@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
+from .. import batching as B
 from .. import kernel_names as K
 from .. import ops as o
 from ..engine import run_kernel
@@ -155,3 +156,5 @@ GRADIENTS = [
     (K.AVG_POOL, _avg_pool, ("x",), ()),
     (K.AVG_POOL_GRAD, _avg_pool_grad, (), ()),
 ]
+
+BATCHING = dict.fromkeys([K.CONV2D, K.MAX_POOL, K.AVG_POOL], B.nhwc_images)  # core/batching.py

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from .. import batching as B
 from .. import kernel_names as K
 from .. import ops as o
 from ..tensor import Tensor
@@ -85,3 +86,9 @@ GRADIENTS = [
     (K.SOFTMAX, _softmax, (), (0,)),
     (K.LOG_SOFTMAX, _log_softmax, (), (0,)),
 ]
+
+BATCHING = {  # how the batched replay runs each (core/batching.py)
+    **dict.fromkeys([K.SUM, K.MAX, K.MIN, K.PROD], B.reduce_axes),
+    K.SOFTMAX: B.shift_axis,
+    K.LOG_SOFTMAX: B.shift_axis,
+}

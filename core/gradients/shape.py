@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import batching as B
 from .. import kernel_names as K
 from .. import ops as o
 
@@ -73,3 +74,14 @@ GRADIENTS = [
     (K.TILE, _tile, (), ()),
     (K.BROADCAST_TO, _broadcast_to, (), ()),
 ]
+
+BATCHING = {  # how the batched replay runs each (core/batching.py)
+    K.RESHAPE: B.reshape,
+    K.TRANSPOSE: B.transpose,
+    K.BROADCAST_TO: B.broadcast_to,
+    K.CONCAT: B.concat,
+    K.SPLIT: B.split,
+    K.SLICE: B.slice_,
+    K.PAD: B.pad,
+    K.TILE: B.tile,
+}

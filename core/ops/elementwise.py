@@ -39,6 +39,11 @@ tan = _unary(K.TAN, "tan")
 tanh = _unary(K.TANH, "tanh")
 sigmoid = _unary(K.SIGMOID, "sigmoid")
 relu = _unary(K.RELU, "relu")
+relu.__doc__ += (
+    "\n\nConvention (PyTorch): the gradient is 0 where ``x <= 0`` (0 at 0) and ``dy`` elsewhere, "
+    "NaN included: ``relu(nan)`` is NaN and its gradient reaches the NaN's producer, as "
+    "``maximum(nan, 0)``'s does (autograd's ``x > 0`` mask sends it 0)."
+)
 selu = _unary(K.SELU, "selu")
 softplus = _unary(K.SOFTPLUS, "softplus")
 gelu = _unary(K.GELU, "gelu")

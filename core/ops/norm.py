@@ -2,8 +2,10 @@
 -inf, 0, any p) and matrix norms (None/'fro', 'nuc', 1, -1, 2, -2, inf, -inf), composites
 of ops (``nuc``, 2 and -2 through ``svd``).
 
-Non-differentiable points: the 2-norm at 0 gives nan (0/0, as autograd); max/min norms at
-ties share the gradient evenly (``max``'s convention); ``ord=0`` counts, gradient 0.
+Non-differentiable points: a 2-norm (vector, Frobenius) or p-norm (p > 0) that is 0 has
+gradient 0 there, as PyTorch (autograd: 0/0 = NaN), the convention ``std`` keeps at zero
+spread; max/min norms at ties share the gradient evenly (``max``'s convention); ``ord=0``
+counts, gradient 0.
 """
 
 from __future__ import annotations
@@ -15,12 +17,12 @@ import numpy as np
 from ..tensor import Tensor
 from ._util import as_tensor, norm_axis
 from .elementwise import abs, cast, not_equal, pow, sqrt
-from .reduce import max, min, sum
+from .reduce import max, min, root_with_zero_subgradient, sum
 
 
 def _vector(x, p, ax, keepdims):
     if p is None or p == 2:
-        return sqrt(sum(x * x, ax, keepdims))
+        return root_with_zero_subgradient(sum(x * x, ax, keepdims), sqrt)
     if p == math.inf:
         return max(abs(x), ax, keepdims)
     if p == -math.inf:
@@ -31,7 +33,10 @@ def _vector(x, p, ax, keepdims):
         return sum(abs(x), ax, keepdims)
     if isinstance(p, str):
         raise ValueError(f"norm: invalid norm order {p!r} for vectors")
-    return pow(sum(pow(abs(x), float(p)), ax, keepdims), 1.0 / p)
+    total = sum(pow(abs(x), float(p)), ax, keepdims)
+    if p > 0:
+        return root_with_zero_subgradient(total, lambda t: pow(t, 1.0 / p))
+    return pow(total, 1.0 / p)
 
 
 def _matrix(x, p, ax, keepdims):
@@ -41,7 +46,7 @@ def _matrix(x, p, ax, keepdims):
 
     r, c = ax
     if p is None or p == "fro":
-        out = sqrt(sum(x * x, ax, keepdims=True))
+        out = root_with_zero_subgradient(sum(x * x, ax, keepdims=True), sqrt)
     elif p in ("nuc", 2, -2):
         s = svd(moveaxis(x, (r, c), (-2, -1)), compute_uv=False)
         red = {"nuc": sum, 2: max, -2: min}[p](s, -1)
@@ -60,6 +65,10 @@ def _matrix(x, p, ax, keepdims):
 def norm(x, ord=None, axis=None, keepdims=False) -> Tensor:  # noqa: A002 - numpy's name
     """Vector or matrix norm as ``numpy.linalg.norm``.
 
+    Convention (PyTorch): where a 2-norm, Frobenius norm or p-norm (p > 0) is 0 its gradient
+    is 0 (the derivative does not exist there; autograd's 0/0 gives NaN), as ``std``'s at
+    zero spread. Max/min norms share the gradient evenly at ties.
+
     Example:
         >>> import tapeviz.core as core
         >>> float(core.linalg.norm(core.tensor([3.0, 4.0])))
@@ -70,7 +79,7 @@ def norm(x, ord=None, axis=None, keepdims=False) -> Tensor:  # noqa: A002 - nump
         x = cast(x, np.float64)
     if axis is None:
         if ord is None:
-            out = sqrt(sum(x * x))
+            out = root_with_zero_subgradient(sum(x * x), sqrt)
             if keepdims:
                 from .shape import reshape
 

@@ -14,8 +14,12 @@ def _reduce(kernel: str, op: str):
     def fn(x, axis=None, keepdims: bool = False) -> Tensor:
         x = as_tensor(x, op)
         axes = norm_axis(axis, x.ndim, op)
-        if kernel in (K.MAX, K.MIN) and x.size == 0:
-            raise ValueError(f"{op}: cannot reduce a zero-size tensor of shape {x.shape}")
+        if kernel in (K.MAX, K.MIN) and x.size == 0:  # as numpy: an empty reduction fails
+            if any(x.shape[a] == 0 for a in (range(x.ndim) if axes is None else axes)):
+                raise ValueError(
+                    f"{op}: cannot reduce a zero-size tensor of shape {x.shape} over an empty "
+                    f"axis (axis={axis!r}): {op} has no identity"
+                )
         if kernel in (K.SUM, K.PROD):
             x = _widen(x)
         attrs = {"axis": axes, "keepdims": bool(keepdims), "input_shape": x.shape}
@@ -81,30 +85,44 @@ def std(x, axis=None, keepdims: bool = False, ddof: int = 0) -> Tensor:
     Convention: where the spread is 0 (all equal, or one element) the gradient is 0, as in
     PyTorch (the derivative does not exist there; sqrt's would give 0 * inf = NaN).
     """
-    from .elementwise import sqrt, where
+    from .elementwise import sqrt
 
-    v = var(x, axis, keepdims, ddof)
+    return root_with_zero_subgradient(var(x, axis, keepdims, ddof), sqrt)
+
+
+def root_with_zero_subgradient(v: Tensor, root) -> Tensor:
+    """``root(v)`` (a root of a non-negative ``v``: sqrt, ``v ** (1/p)``) whose value and
+    gradient are 0 where ``v == 0``: PyTorch's subgradient for ``std`` and ``norm``, where
+    the root's own derivative would give 0 * inf = NaN."""
+    from .elementwise import where
+
     flat = v.numpy() == 0
     if not flat.any():
-        return sqrt(v)
+        return root(v)
     flat = Tensor(np.asarray(flat))
-    # sqrt of 1 where flat: its gradient there is finite, and the select sends it none
-    root = sqrt(where(flat, np.ones((), v.dtype), v))
-    return where(flat, np.zeros((), v.dtype), root)
+    # the root of 1 where flat: its gradient there is finite, and the select sends it none
+    out = root(where(flat, np.ones((), v.dtype), v))
+    return where(flat, np.zeros((), v.dtype), out)
 
 
 def logsumexp(x, axis=None, keepdims: bool = False) -> Tensor:
     """``log(sum(exp(x)))``, stable: the max is subtracted first (and held constant).
 
     Convention: a row of all ``-inf`` gives ``-inf`` (and one with ``+inf`` gives ``+inf``);
-    the gradient is ``exp(x - result)``, NaN for such rows, as in PyTorch.
+    the gradient is ``exp(x - result)``, NaN for such rows, as in PyTorch. An empty
+    reduction gives ``-inf`` (the log of an empty sum, as PyTorch) and an empty gradient.
     """
     from .elementwise import exp, log, stop_gradient, where
 
     x = as_tensor(x, "logsumexp")
     require_float(x, "logsumexp")
     axes = norm_axis(axis, x.ndim, "logsumexp")
-    m = stop_gradient(max(x, axes, keepdims=True))
+    reduced = range(x.ndim) if axes is None else axes
+    if any(x.shape[a] == 0 for a in reduced):  # an empty sum: log(0) = -inf (PyTorch)
+        shape = tuple(1 if i in reduced else n for i, n in enumerate(x.shape))
+        m = Tensor(np.zeros(shape, x.dtype))
+    else:
+        m = stop_gradient(max(x, axes, keepdims=True))
     infinite = np.isinf(m.numpy())
     if infinite.any():  # shift by 0 there: x - m would be inf - inf = NaN
         m = where(Tensor(infinite), np.zeros((), x.dtype), m)

@@ -19,10 +19,13 @@ import numpy as np
 from tapeviz.core.tensor import Tensor
 
 from ..present.palette import GREY, OKABE_ITO
+from .png import svg_to_png
 from .render import render_dot, resolve_engine
+from .show import fit_width
 
 __all__ = [
-    "OP_SYMBOLS", "LessonGraph", "caller_names", "lesson_data", "lesson_graph", "tensor_names",
+    "OP_SYMBOLS", "LessonGraph", "caller_names", "lesson_data", "lesson_graph",
+    "lesson_min_scale", "tensor_names",
 ]  # fmt: skip
 
 OP_SYMBOLS = {
@@ -151,6 +154,18 @@ def _esc(text: str) -> str:
     return text
 
 
+def lesson_min_scale(font_size: float, base_pt: float = 14.0) -> float:
+    """How far a display may shrink a lesson graph drawn at ``font_size`` points: its text
+    stays >= 11 CSS px at the default 14 pt, and a larger font (a lecture hall's) keeps its
+    advantage, so a wide lesson graph fits the output's width instead of being cut off.
+
+    Example:
+        >>> round(lesson_min_scale(14), 3), round(lesson_min_scale(28), 3)
+        (0.589, 0.589)
+    """
+    return min(1.0, 11.0 / (min(font_size, base_pt) * 4 / 3))
+
+
 class LessonGraph:
     """A lesson-mode picture of a tape; shows itself as SVG in Jupyter.
 
@@ -196,8 +211,15 @@ class LessonGraph:
         text = render_dot(self.to_dot(), "svg", self.engine).decode("utf-8")
         return text[text.find("<svg") :]
 
+    def to_png(self, scale: float = 2.0) -> bytes:
+        """PNG bytes: from the system Graphviz when it draws, else the SVG rasterized by resvg
+        (no system Graphviz needed)."""
+        if resolve_engine(self.engine) == "system":
+            return render_dot(self.to_dot(), "png", "system")
+        return svg_to_png(self.to_svg(), scale=scale)
+
     def save(self, path) -> pathlib.Path:
-        """Write ``.svg``, ``.dot`` or ``.png`` (PNG needs the system Graphviz) for slides."""
+        """Write ``.svg``, ``.dot`` or ``.png`` for slides (no system Graphviz needed)."""
         path = pathlib.Path(path)
         suffix = path.suffix.lower()
         if suffix == ".svg":
@@ -205,16 +227,16 @@ class LessonGraph:
         elif suffix in (".dot", ".gv"):
             path.write_text(self.to_dot(), encoding="utf-8")
         elif suffix == ".png":
-            engine = "system" if self.engine == "auto" else self.engine
-            path.write_bytes(render_dot(self.to_dot(), "png", resolve_engine(engine)))
+            path.write_bytes(self.to_png())
         else:
             raise ValueError(f"LessonGraph.save: expected .svg, .dot, .gv or .png, got {path}")
         return path
 
     def _repr_mimebundle_(self, include=None, exclude=None):
         text = f"LessonGraph({len(self.data['ops'])} ops, {len(self.data['tensors'])} tensors)"
-        try:
-            return {"text/plain": text, "image/svg+xml": self.to_svg()}
+        try:  # wide graphs shrink to the output's width, never below 11 px text
+            svg = fit_width(self.to_svg(), min_scale=lesson_min_scale(self.font_size))
+            return {"text/plain": text, "image/svg+xml": svg}
         except Exception as e:  # say what failed, in place
             msg = html.escape(f"{type(e).__name__}: {e}")
             return {"text/plain": text, "text/html": f"<pre>graph could not be drawn: {msg}</pre>"}

@@ -15,6 +15,7 @@ from .style import (
     attr,
     edge_width,
     fmt_shape,
+    op_style,
 )
 
 DOT = "\u00b7"
@@ -60,7 +61,7 @@ def tensor_node(t: dict, opts) -> str:
 
 
 def op_node(op: dict, opts, accumulates: str | None = None, css: str = "") -> str:
-    shape, fill, border, extra, tag = OP_STYLES[op["style"]]
+    shape, fill, border, extra, tag = op_style(op["style"])
     attrs = {"shape": shape, "style": "filled", "fillcolor": fill, "color": border}
     if css:
         attrs["class"] = css  # an SVG class: the widget finds a gradient op's forward op
@@ -152,7 +153,9 @@ def _legend_entries(present: set) -> list:
         if ("tensor", role) in present:
             style = extra.get("style", "rounded,filled")
             out.append((fill, border, "box", style, _ROLE_WORDS[role], extra))
-    for style, (shape, fill, border, extra, tag) in OP_STYLES.items():
+    drawn = [s for kind, s in present if kind == "op" and s not in OP_STYLES]
+    for style in [*OP_STYLES, *sorted(drawn)]:
+        shape, fill, border, extra, tag = op_style(style)
         if ("op", style) in present:
             dashed = ", dashed" if style == "override" else ""
             words = {"builtin": "op (box)", "gradient": f"{PARTIAL} gradient op (grey box)"}.get(

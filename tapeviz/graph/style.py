@@ -52,6 +52,17 @@ OP_STYLES = {
     "gradient": ("box", GREY["fill"], GREY["edge"], {}, ""),
     "group": ("box3d", TINT["pale_blue"], _C["blue"], {}, "collapsed"),
 }
+
+
+def op_style(style: str) -> tuple:
+    """``OP_STYLES[style]``; a kind of primitive tapeviz does not know (a user's own builder)
+    is drawn as a purple component box with its kind written on it."""
+    found = OP_STYLES.get(style)
+    if found is None:
+        found = ("component", _PURPLE_FILL, _C["reddish_purple"], {}, style)
+    return found
+
+
 SAVED_STYLE = {"fill": TINT["orange"], "border": _C["orange"]}
 BACKEND_BADGES = {"numpy": _C["blue"], "numba": _C["bluish_green"]}
 

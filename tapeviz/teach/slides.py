@@ -28,7 +28,9 @@ def export(obj, path) -> Path:
 
     Args:
         obj: a ``GraphView``/``LessonGraph`` (drawn again at full quality) or a widget
-            (its current static picture: the stepper's graph, a checker's plots, ...).
+            (its current static picture: the stepper's graph, a checker's plots, ...). A
+            picture that exists only as SVG is rasterized for ``.png`` (resvg, in the viz
+            extra): no system Graphviz is needed.
         path: where to write; the suffix picks the format.
 
     Returns:
@@ -51,6 +53,9 @@ def export(obj, path) -> Path:
     if kind == ".svg" and hasattr(obj, "to_svg"):
         path.write_text(obj.to_svg(), encoding="utf-8")
         return path
+    if kind == ".png" and hasattr(obj, "to_png"):  # graphs: drawn again at full quality
+        path.write_bytes(obj.to_png())
+        return path
     bundle = _bundle(obj)
     html_text = str(bundle.get("text/html", ""))
     svg = bundle.get("image/svg+xml") or next(iter(_SVG.findall(html_text)), None)
@@ -59,8 +64,10 @@ def export(obj, path) -> Path:
         path.write_text(svg, encoding="utf-8")
     elif kind == ".png" and png:
         path.write_bytes(png if isinstance(png, bytes) else base64.b64decode(png))
-    elif kind == ".png" and hasattr(obj, "save"):
-        return obj.save(path)  # graphs: PNG through the system Graphviz
+    elif kind == ".png" and svg:  # a widget's graph: rasterized (no system Graphviz needed)
+        from tapeviz.graph.png import svg_to_png
+
+        path.write_bytes(svg_to_png(svg))
     else:
         has = [k for k, v in ((".svg", svg), (".png", png)) if v] or ["no picture"]
         raise ValueError(

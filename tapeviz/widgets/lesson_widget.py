@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import ipywidgets as W
 
-from tapeviz.graph.lesson import caller_names, lesson_graph, tensor_names
+from tapeviz.graph.lesson import caller_names, lesson_graph, lesson_min_scale, tensor_names
 
 from ._common import error_html, static_bundle
 from ._graph import wrap_svg
@@ -51,7 +51,8 @@ class LessonGraphWidget(W.VBox):
         try:
             self.graph = lesson_graph(self.tape, self.names, accumulation_bug=self.bug.value,
                                       unfuse=self.unfuse.value, font_size=self.font.value)  # fmt: skip
-            self.picture.value = wrap_svg(self.graph.to_svg())
+            scale = lesson_min_scale(self.font.value)
+            self.picture.value = wrap_svg(self.graph.to_svg(), min_scale=scale)
         except Exception as e:
             self.picture.value = error_html("LessonGraphWidget", e)
 

@@ -7,7 +7,7 @@ import html
 import ipywidgets as W
 import numpy as np
 
-from tapeviz.graph.lesson import caller_names, tensor_names
+from tapeviz.graph.lesson import caller_names, lesson_min_scale, tensor_names
 
 from ..present.palette import GREY, OKABE_ITO
 from ._common import error_html, fmt_shape, preview, static_bundle
@@ -226,7 +226,8 @@ class BackpropStepper(W.VBox):
 
     def _draw_lesson(self) -> None:
         try:
-            self.graph_html.value = wrap_svg(self.quiz.graph().to_svg())
+            svg, scale = self.quiz.graph().to_svg(), lesson_min_scale(self.quiz.font_size)
+            self.graph_html.value = wrap_svg(svg, min_scale=scale)
         except Exception as e:
             self.graph_html.value = error_html("the lesson graph could not be drawn", e)
 

@@ -142,6 +142,36 @@ case("norm[matrix 1]", K.MAX, lambda x: la.norm(x, 1), lambda x: anp.max(anp.sum
 case("norm[matrix 2]", K.SVD, lambda x: la.norm(x, 2),
      lambda x: anp.linalg.svd(x, compute_uv=False)[0], rand(3, 4))  # fmt: skip
 
+
+def _norm_zero_rows(w, x, p=2.0):
+    """PyTorch's subgradient: 0 where a row's norm is 0, x |x|^(p-2) / norm^(p-1) elsewhere."""
+    n = np.sum(np.abs(x) ** p, -1, keepdims=True) ** (1 / p)
+    safe = np.where(n == 0, 1.0, n)
+    g = np.sign(x) * np.abs(x) ** (p - 1) / safe ** (p - 1)
+    return [np.where(n == 0, 0.0, g) * w[..., None]]
+
+
+# a zero norm: gradient 0 (PyTorch; std at zero spread too), autograd's is 0/0 = NaN
+_ZERO_ROWS = np.array([[0.0, 0.0, 0.0], [0.6, -0.8, 0.5]])
+for ord_ in (None, 2, 3, 1.5):
+    case(f"norm[{ord_}, zero row]", [K.SUM], lambda x, o=ord_: la.norm(x, o, -1),
+         lambda x, o=ord_: anp.linalg.norm(x, o, -1), _ZERO_ROWS, hvp=False,
+         expect=lambda w, x, o=ord_: _norm_zero_rows(w, x, 2.0 if o is None else o),
+         note="gradient 0 where the norm is 0 (PyTorch; autograd gives 0/0 = NaN)")  # fmt: skip
+case(
+    "norm[zero vector]",
+    [K.SUM],
+    la.norm,
+    anp.linalg.norm,
+    np.zeros(3),
+    hvp=False,
+    expect=lambda w, x: [np.zeros(3)],
+    note="gradient 0 at 0 (PyTorch; autograd: NaN)",
+)
+case("norm[fro, zero]", [K.SUM], lambda x: la.norm(x, "fro"), lambda x: anp.linalg.norm(x, "fro"),
+     np.zeros((2, 2)), hvp=False, expect=lambda w, x: [np.zeros((2, 2))],
+     note="gradient 0 at 0 (PyTorch; autograd: NaN)")  # fmt: skip
+
 # --- edge shapes: empty, 1x1, stacks of matrices ----------------------------------------------
 case("einsum[empty]", K.EINSUM, lambda a, b: tv.einsum("ij,jk->ik", a, b),
      lambda a, b: anp.einsum("ij,jk->ik", a, b), rand(2, 0), rand(0, 3), argnums=(0, 1))  # fmt: skip

@@ -172,6 +172,13 @@ for _name, _tv, _ag in (("maximum", tv.maximum, anp.maximum), ("minimum", tv.min
         note="NaN: dy goes to both inputs as in PyTorch (autograd sends 0 to both, so a NaN "
              "input's producer would never see the gradient)")  # fmt: skip
 
+# relu(nan) is NaN and its gradient passes dy, as maximum(nan, 0)'s (PyTorch's threshold rule)
+case("relu[nan]", [K.RELU, K.RELU_GRAD], tv.relu, lambda x: anp.maximum(x, 0.0),
+    np.array([NAN, 0.0, -0.0, 1.5, -1.5, INF, -INF]), hvp=False,
+    expect=lambda w, x: [w * ~(x <= 0)],
+    note="NaN: dy passes (PyTorch's relu; autograd's maximum sends 0, so the NaN's producer "
+         "would never see the gradient); 0 at 0 as both")  # fmt: skip
+
 # pow at the boundaries: d/dx x**0 = 0 at 0 (PyTorch, autograd); x**1, x**2, x**3 at 0
 for _p in (0.0, 1.0, 2.0, 3.0, 0.5):
     case(f"pow[x**{_p} at 0]", [K.POW], lambda x, p=_p: tv.pow(x, p), lambda x, p=_p: x**p,

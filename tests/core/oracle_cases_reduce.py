@@ -144,3 +144,20 @@ case(
     lambda x: asp.logsumexp(x, 1),
     np.array([[800.0, 801.0, -5.0], [-900.0, -901.0, -1e4]]),
 )
+
+# empty reductions: logsumexp over an empty axis is -inf (log of an empty sum, PyTorch and
+# scipy); reducing a zero-size tensor over its non-empty axes gives an empty result (numpy)
+case("logsumexp[empty axis]", [K.EXP, K.LOG], lambda x: tv.logsumexp(x, 0),
+     lambda x: asp.logsumexp(x, 0), np.zeros((0, 3)))  # fmt: skip
+case(
+    "logsumexp[empty, all axes]",
+    [K.EXP, K.LOG],
+    tv.logsumexp,
+    lambda x: asp.logsumexp(anp.ravel(x)),
+    np.zeros((2, 0)),
+)  # scipy needs 1-D here
+case("logsumexp[zero-size, non-empty axis]", [K.EXP, K.LOG], lambda x: tv.logsumexp(x, 1),
+     lambda x: asp.logsumexp(x, 1), np.zeros((0, 3)))  # fmt: skip
+for _op, _tv, _ag in (("max", tv.max, anp.max), ("min", tv.min, anp.min)):
+    case(f"{_op}[zero-size, non-empty axis]", [K.MAX if _op == "max" else K.MIN],
+         lambda x, f=_tv: f(x, 0) ** 2, lambda x, f=_ag: f(x, 0) ** 2, np.zeros((2, 0)))  # fmt: skip

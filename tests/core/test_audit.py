@@ -93,24 +93,23 @@ def test_audit_classifies_a_gradient_that_ignores_dy():
     assert bad.kernel == K.TANH and bad.failure == "not scaled by dy"
 
 
-def test_audit_checks_custom_nodes_that_say_how_to_rerun_their_forward():
+def test_audit_checks_custom_primitives_that_can_rerun_their_forward():
     x = tv.tensor(RNG.standard_normal(5))
+    my_sin = tv.Primitive("MySin", label="my_sin", kind="custom_grad", forward=tv.sin)
+    opaque = tv.Primitive("NoForward", label="opaque", kind="custom_grad")
     with tv.Tape(persistent=True) as tape:
         tape.watch(x)
         y = tv.tensor(np.sin(x.numpy()))
         for grad in (lambda dy: dy * tv.cos(x), lambda dy: dy * tv.sin(x)):
-            (node,) = tv.record_node(
-                "MySin", {"x": x}, (y,), {},
-                tv.GradConfig("MySin", lambda dy, saved, attrs, g=grad: {"x": lambda: g(dy)}),
-                style="custom_grad", label="my_sin",
-            )  # fmt: skip
-            node.info = {"forward": lambda t: tv.sin(t)}
-        tv.record_node("NoForward", {"x": x}, (y,), {}, tv.GradConfig("NoForward", None),
-                       style="custom_grad", label="opaque")  # fmt: skip
+            vjp = tv.GradConfig("MySin", lambda dy, saved, attrs, g=grad: {"x": lambda: g(dy)})
+            (node,) = my_sin.record({"x": x}, (y,), grad=vjp)
+        opaque.record({"x": x}, (y,), grad=tv.GradConfig("NoForward", None))
     report = tv.audit(tape)
     good, bad = report.nodes
     assert good.passed and not bad.passed and report.failed_node_ids == [bad.node_id]
-    assert "node.info['forward']" in report.skipped[0]["reason"]
+    assert report.skipped[0]["reason"] == (
+        "primitive 'opaque' has no kernel and no forward (no way to re-run it)"
+    )
 
 
 def test_released_tape_is_refused_with_a_clear_message():

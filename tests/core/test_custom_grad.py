@@ -246,7 +246,7 @@ def test_saved_intermediate_is_memory_and_first_order_works():
         tape.watch(x)
         y = exp_times_two(x)
     assert [(s.role, s.name) for s in tape.nodes[0].saved] == [("memory", "saved0")]
-    assert tape.nodes[0].info["intermediates"] == 1
+    assert tape.nodes[0].attrs["intermediates"] == 1
     g = tape.gradient(y, x, output_gradients=tv.ones_like(y))
     np.testing.assert_allclose(g.numpy(), 2 * np.exp(np.float32(X)), rtol=1e-6)
     assert tv.check_grads(exp_times_two, X).passed

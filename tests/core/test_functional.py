@@ -147,4 +147,4 @@ def test_functional_api_leaves_no_tape_active():
     core.grad(f_scalar)(core.tensor(X))
     from tapeviz.core import engine
 
-    assert engine._RECORDERS.get() == ()
+    assert engine.current() is None

@@ -19,6 +19,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from oracle import BACKENDS, DTYPES, OracleCase, check_case
 from oracle_cases_ops import rand
+from oracle_forward import FORWARD_CASES, check_forward
 
 import tapeviz.core as core
 from tapeviz.core.backends import numba as nb
@@ -85,6 +86,37 @@ def test_every_kernel_with_a_gradient_has_an_oracle_case():
     assert not missing, f"kernels with a gradient but no oracle case: {sorted(missing)}"
     unknown = covered - differentiable
     assert not unknown, f"oracle cases name kernels with no built-in gradient: {sorted(unknown)}"
+
+
+@pytest.mark.parametrize("case", FORWARD_CASES, ids=[c.id for c in FORWARD_CASES])
+def test_forward_oracle(case, compiled_numba):
+    """The kernels without a gradient: numpy's value exactly, on every backend and dtype."""
+    failures = []
+    for backend in BACKENDS:
+        for dtype in case.dtypes:
+            try:
+                check_forward(case, backend, dtype)
+            except AssertionError as e:
+                failures.append(str(e))
+    assert not failures, "\n\n".join(failures)
+
+
+def _builtin_kernels(backend: str) -> set[str]:
+    """The kernels tapeviz itself registers on ``backend`` (not ones a test or user added)."""
+    return {
+        k.kernel_name
+        for k in core.kernels_for_backend(backend)
+        if getattr(k.fn, "__module__", "").startswith("tapeviz.core.")
+    }
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_every_registered_kernel_has_an_oracle_case(backend, compiled_numba):
+    """Every built-in kernel on each backend, with a gradient or without, has a case here:
+    a gradient case (value, gradient, HVP) or a forward case. Fails for a new kernel."""
+    covered = {k for c in CASES for k in c.kernels} | {c.kernel for c in FORWARD_CASES}
+    missing = _builtin_kernels(backend) - covered
+    assert not missing, f"kernels on {backend!r} with no oracle case: {sorted(missing)}"
 
 
 def _kernels_run(case: OracleCase) -> set[str]:

@@ -28,7 +28,7 @@ def test_reentering_a_tape_is_a_named_error_and_the_tape_still_works():
                 pass
         tape.watch(x2)
         z = x2 * x2
-    assert core.engine._RECORDERS.get() == ()  # nothing left recording
+    assert core.engine.current() is None  # nothing left recording
     assert tape.gradient(z, x2).numpy().tolist() == [6.0]
     with tape:  # one block after another is fine
         w = x2 * 2.0
@@ -52,6 +52,48 @@ def test_a_second_thread_entering_an_open_tape_gets_a_named_error():
         t.join()
     assert len(errors) == 1 and "another thread" in errors[0]
     assert tape._token is None
+
+
+def test_exiting_a_tape_that_is_not_open_is_a_named_error():
+    """Not contextvars' "expected an instance of Token, got None"."""
+    tape = core.Tape()
+    with pytest.raises(RuntimeError, match="Tape: exited, but its `with` block is not open"):
+        tape.__exit__(None, None, None)
+    with tape:
+        pass
+    with pytest.raises(RuntimeError, match="is not open"):
+        tape.__exit__(None, None, None)
+    assert core.engine._RECORDING.get() is None
+
+
+def test_exiting_tapes_out_of_order_is_a_named_error_and_leaks_no_recorder():
+    """Before: the outer tape's exit reset the recorders, the inner one's restored the outer
+    tape, which then recorded every later op of the session."""
+    a, b = core.Tape(), core.Tape()
+    a.__enter__()
+    b.__enter__()
+    with pytest.raises(RuntimeError, match="a tape entered after it is still recording"):
+        a.__exit__(None, None, None)
+    b.__exit__(None, None, None)
+    a.__exit__(None, None, None)
+    assert core.engine._RECORDING.get() is None
+
+
+def test_exiting_a_tape_from_another_thread_is_a_named_error():
+    tape, errors = core.Tape(), []
+
+    def other():
+        try:
+            tape.__exit__(None, None, None)
+        except RuntimeError as e:
+            errors.append(str(e))
+
+    with tape:
+        t = threading.Thread(target=other)
+        t.start()
+        t.join()
+    assert errors == ["Tape: exited, but its `with` block was opened in another thread"]
+    assert core.engine._RECORDING.get() is None
 
 
 def test_audit_report_iterates_over_node_audits():
@@ -90,6 +132,8 @@ def test_tape_node_finds_forward_nodes_recorded_after_a_gradient():
         (optim.Momentum, {"momentum": 1.0}, "momentum"),
         (optim.RMSProp, {"decay": 1.5}, "decay"),
         (optim.RMSProp, {"epsilon": float("inf")}, "epsilon"),
+        (optim.Adam, {"epsilon": 0.0}, "epsilon"),
+        (optim.RMSProp, {"epsilon": 0.0}, "epsilon"),
     ],
 )
 def test_optimizers_reject_arguments_that_give_nan_weights(cls, kwargs, arg):
@@ -97,9 +141,29 @@ def test_optimizers_reject_arguments_that_give_nan_weights(cls, kwargs, arg):
         cls(**kwargs)
 
 
+@pytest.mark.parametrize("cls", [optim.Adam, optim.RMSProp])
+def test_epsilon_zero_is_rejected_because_a_zero_gradient_gives_a_nan_weight(cls):
+    """PyTorch accepts eps=0; its step for a weight whose gradient is 0 is then 0 / 0."""
+    with pytest.raises(ValueError, match=r"epsilon .* \(0, inf\), got 0\.0 \(.*0 / 0 = NaN"):
+        cls(0.1, epsilon=0.0)
+    w = core.variable([1.0, 2.0])
+    opt = cls(0.1, epsilon=1e-12)  # the smallest sensible: finite where the gradient is 0
+    opt.minimize(lambda: core.sum(w * core.tensor([0.0, 1.0])))
+    assert np.isfinite(w.numpy()).all() and w.numpy()[0] == 1.0
+
+
+def test_a_learning_rate_changed_between_steps_is_checked_at_the_step():
+    w = core.variable([3.0])
+    opt = optim.SGD(0.1)
+    opt.learning_rate = float("inf")
+    with pytest.raises(ValueError, match="SGD: learning_rate must be a finite number"):
+        opt.minimize(lambda: core.sum(w * w))
+    assert w.numpy().tolist() == [3.0]  # not -inf
+
+
 def test_optimizer_edge_values_that_are_valid_still_work():
     w = core.variable([3.0])
-    opt = optim.Adam(0.1, beta1=0.0, epsilon=0.0)
+    opt = optim.Adam(0.1, beta1=0.0, epsilon=1e-12)
     for _ in range(5):
         opt.minimize(lambda: core.sum(w * w))
     assert np.isfinite(w.numpy()).all() and abs(w.item()) < 3.0

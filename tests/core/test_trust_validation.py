@@ -2,6 +2,8 @@
 an unknown name, a gradient of the wrong shape or dtype kind, a saved input the kernel lacks
 and a nameless registration are errors naming the kernel and the input, never a silent 0."""
 
+import re
+
 import numpy as np
 import pytest
 
@@ -43,6 +45,14 @@ def test_a_larger_gradient_is_never_summed_down(square):
     with pytest.raises(
         GradientError, match=r"'TrustSquare'.*input 'x': expected shape \(2,\), got \(3, 2\)"
     ):
+        _grad()
+
+
+@pytest.mark.parametrize("shape", [(1, 2), (2, 1), (1, 1, 2)])
+def test_a_gradient_with_extra_size_one_axes_is_an_error(square, shape):
+    """Not the broadcast the forward made (its output is (2,)): an error, not squeezed."""
+    core.register_gradient("TrustSquare", lambda dy, s, a: {"x": lambda: core.ones(shape)})
+    with pytest.raises(GradientError, match=rf"expected shape \(2,\), got {re.escape(str(shape))}"):
         _grad()
 
 

@@ -117,3 +117,35 @@ def test_a_tensors_value_cannot_be_written_in_place_behind_the_tape(access):
     gv, gx = tape.gradient(y, [v, x])
     np.testing.assert_array_equal(gv.numpy(), 2 * X * W)
     np.testing.assert_array_equal(gx.numpy(), X * X)
+
+
+VIEWS = {
+    "reshape": lambda w: core.reshape(core.reshape(w, (6,)), (2, 3)),
+    "transpose": lambda w: core.transpose(core.transpose(w)),
+    "identity": core.identity,
+    "stop_gradient": core.stop_gradient,
+    "expand_dims+squeeze": lambda w: core.squeeze(core.expand_dims(w, 0), 0),
+}
+
+
+@pytest.mark.parametrize("view", sorted(VIEWS))
+def test_a_numpy_operand_seen_through_a_view_kernel_is_owned(view):
+    """A view kernel's output shares the user's memory: it is owned when saved, as its input
+    would be (before: the gradient read the mutated array, silently)."""
+    w0 = np.arange(6.0).reshape(2, 3) + 10
+    x, w = core.tensor(w0 - 9), w0.copy()
+    with core.Tape() as tape:
+        tape.watch(x)
+        y = core.sum(x * VIEWS[view](w))
+    w[...] = 0.0
+    np.testing.assert_array_equal(tape.gradient(y, x).numpy(), w0)
+
+
+def test_matrix_times_a_numpy_vector_is_owned():
+    """``x @ w`` with a 1-D numpy ``w`` reshapes ``w`` (a view) before BatchMatMul saves it."""
+    x, w = core.tensor(X), W.copy()
+    with core.Tape() as tape:
+        tape.watch(x)
+        y = core.sum(core.reshape(x, (1, 3)) @ w) + core.sum(x @ w)
+    w[:] = 0.0
+    np.testing.assert_array_equal(tape.gradient(y, x).numpy(), 2 * W)

@@ -58,6 +58,7 @@ class Target:
 
 GRADCHECK = ".widget-vbox:has(.tv-gc-plots):has(.widget-slider)"
 TARGETS = [
+    Target("00_backprop_from_scratch.ipynb", graph=None),  # lesson widgets: test_browser_lesson
     Target("01_tour.ipynb", stepper=True),
     Target("07_debugging.ipynb", slider_box=GRADCHECK),
 ]

@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 import tapeviz as tv
-from tapeviz.core.engine import record_node
 from tapeviz.core.registry import GradConfig
+
+# the engines to parametrize a rendering test over: the system dot is optional, so its cases
+# skip where it is absent (tests/conftest.py); a bare "system" would fail there
+ENGINES = [pytest.param("system", marks=pytest.mark.system_dot), "wasm"]
 
 
 def reuse_tape():
@@ -27,16 +31,8 @@ def styled(x, style: str, label: str):
     y = tv.tensor(x.numpy() * 2)
     config = GradConfig("Twice", lambda dy, saved, attrs: {"x": lambda: dy * 2.0})
     memory = tv.tensor(np.zeros(3, np.float32))
-    record_node(
-        "Twice",
-        {"x": x},
-        (y,),
-        {"k": 2},
-        config,
-        style=style,
-        label=label,
-        saved=[("memory", "m", memory)],
-    )
+    prim = tv.Primitive("Twice", label=label, kind=style)
+    prim.record({"x": x}, (y,), {"k": 2}, config, [("memory", "m", memory)])
     return y
 
 

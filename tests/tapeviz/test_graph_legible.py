@@ -5,7 +5,7 @@ import re
 import xml.etree.ElementTree as ET
 
 import pytest
-from graph_cases import reuse_tape, scoped_tape
+from graph_cases import ENGINES, reuse_tape, scoped_tape
 
 import tapeviz as tv
 from tapeviz.graph import extract, render_svg, to_dot
@@ -34,7 +34,7 @@ def test_no_text_is_smaller_than_the_floor(mode, html_labels):
     assert sizes and min(sizes) >= MIN_PT, sorted(set(sizes))
 
 
-@pytest.mark.parametrize("engine", ["system", "wasm"])
+@pytest.mark.parametrize("engine", ENGINES)
 def test_rendered_text_is_at_least_min_pt(engine):
     svg = render_svg(_both_data(), engine=engine, mode="both")
     sizes = [float(t.get("font-size")) for t in ET.fromstring(svg).iter(SVG + "text")]

@@ -1,15 +1,14 @@
+import ast
+import pathlib
 import re
 import xml.etree.ElementTree as ET
 
 import pytest
-from graph_cases import chain_tape, reuse_tape, scoped_tape, styles_tape
+from graph_cases import ENGINES, chain_tape, reuse_tape, scoped_tape, styles_tape
 
 import tapeviz as tv
 from tapeviz.graph import available_engines, extract, normalize_highlight, render_svg, to_dot
 from tapeviz.present.palette import OKABE_ITO
-
-# the system dot is optional: its cases skip where it is absent (tests/conftest.py)
-ENGINES = [pytest.param("system", marks=pytest.mark.system_dot), "wasm"]
 
 
 def _node_block(dot: str, node_id: str) -> str:
@@ -189,3 +188,49 @@ def test_the_legend_names_the_dashed_and_dotted_edges_of_the_both_view(html_labe
     assert "the gradient ops it ran" in dot and "saved value read by a gradient op" in dot
     forward = to_dot(both.data, html_labels=html_labels, mode="forward")
     assert "the gradient ops it ran" not in forward
+
+
+def _system_cases_without_the_mark(source: str) -> list[str]:
+    """Test functions in ``source`` that render with engine "system" but do not carry the
+    ``system_dot`` mark: a bare "system" in a parametrize list, or ``engine="system"``."""
+    found = []
+    for fn in ast.walk(ast.parse(source)):
+        if not (isinstance(fn, ast.FunctionDef) and fn.name.startswith("test_")):
+            continue
+        if any("system_dot" in ast.unparse(d) for d in fn.decorator_list):
+            continue
+        lists = [
+            e
+            for d in fn.decorator_list
+            if isinstance(d, ast.Call) and "parametrize" in ast.unparse(d.func)
+            for a in d.args[1:]
+            if isinstance(a, (ast.List, ast.Tuple))
+            for e in a.elts
+        ]
+        keywords = [
+            k.value
+            for c in ast.walk(fn)
+            if isinstance(c, ast.Call)
+            for k in c.keywords
+            if k.arg == "engine"
+        ]
+        if any(isinstance(v, ast.Constant) and v.value == "system" for v in lists + keywords):
+            found.append(fn.name)
+    return found
+
+
+def test_every_system_engine_case_skips_without_dot():
+    """`make test` is green on a machine without Graphviz only if every test that draws with
+    the system dot skips there (issue 17): it must carry the system_dot mark (ENGINES does)."""
+    tests = pathlib.Path(__file__).resolve().parents[1]
+    found = {
+        str(p.relative_to(tests)): names
+        for p in sorted(tests.rglob("*.py"))
+        if (names := _system_cases_without_the_mark(p.read_text(encoding="utf-8")))
+    }
+    assert not found, f"mark these @pytest.mark.system_dot or use ENGINES: {found}"
+    bad = '@pytest.mark.parametrize("engine", ["system", "wasm"])\ndef test_a(engine): pass\n'
+    assert _system_cases_without_the_mark(bad) == ["test_a"]
+    assert _system_cases_without_the_mark("def test_b():\n    render(d, engine='system')\n")
+    good = "@pytest.mark.system_dot\ndef test_c():\n    render(d, engine='system')\n"
+    assert _system_cases_without_the_mark(good) == []

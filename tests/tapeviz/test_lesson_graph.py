@@ -141,3 +141,34 @@ def test_the_widget_toggles_the_bug_unfusing_and_font():
     w2 = LessonGraphWidget(t2)
     w2.bug.value = True  # not a scalar lesson: the error is shown in place
     assert "not elementwise" in w2.picture.value
+
+
+def test_lesson_pictures_shrink_to_the_output_width_not_below_11px():
+    """A wide lesson graph fits the output (it was cut off at 14 pt): the box may shrink it to
+    11 px / (14 pt = 18.7 px), where the other graphs' 9 pt small print stops at 11/12."""
+    import re
+
+    from tapeviz.widgets.lesson_widget import LessonGraphWidget
+
+    tape, _ = _micrograd()
+    clamp = re.compile(r"clamp\((\d+)px, 100%, (\d+)px\)")
+    stepper = tv.BackpropStepper(tape, ask=True)
+    for html in (LessonGraphWidget(tape).picture.value, stepper.graph_html.value):
+        low, natural = map(int, clamp.search(html).groups())
+        assert low / natural == pytest.approx(11 / (14 * 4 / 3), abs=0.01)
+    big = LessonGraphWidget(tape, font_size=28).picture.value  # a lecture hall's font keeps
+    low, natural = map(int, clamp.search(big).groups())  # its size: >= 22 px
+    assert low / natural * 28 * 4 / 3 >= 21.5
+
+
+def test_a_displayed_lesson_graph_fits_the_output_width():
+    """In a notebook the bare LessonGraph (image/svg+xml) shrinks to 720 pt like show_graph's,
+    not below its 11 px floor: at font 28 it was drawn wider than the output, and cut off."""
+    import re
+
+    tape, _ = _micrograd()
+    graph = lesson_graph(tape, font_size=28)
+    size = re.compile(r'<svg width="([\d.]+)pt"')
+    natural = float(size.search(graph.to_svg()).group(1))
+    shown = float(size.search(graph._repr_mimebundle_()["image/svg+xml"]).group(1))
+    assert natural > 720 and shown == pytest.approx(max(720, natural * 0.589), abs=2)

@@ -39,3 +39,16 @@ def test_presentation_mode_scales_fonts():
     on = presentation(scale=2).data
     assert "font-size: 2.00em" in on and "zoom: 2.00" in on
     assert "font-size" not in presentation(False).data
+
+
+def test_png_without_the_system_graphviz(tape, tmp_path, monkeypatch):
+    """Issue 17's "engine='system', which the user never chose": a lesson graph's and a
+    widget's PNG come from the WebAssembly Graphviz + resvg when no ``dot`` is on PATH."""
+    monkeypatch.setenv("PATH", str(tmp_path))  # no dot here
+    magic = b"\x89PNG\r\n\x1a\n"
+    graph = lesson_graph(tape)
+    assert graph.save(tmp_path / "lesson.png").read_bytes()[:8] == magic
+    assert export(graph, tmp_path / "lesson2.png").read_bytes()[:8] == magic
+    stepper = tv.BackpropStepper(tape, ask=True)
+    assert export(stepper, tmp_path / "stepper.png").read_bytes()[:8] == magic
+    assert export(tv.show_graph(tape), tmp_path / "g.png").read_bytes()[:8] == magic

@@ -179,7 +179,8 @@ def _cos_grad(i, a):  # -(dy sin x)
 FUSED = {
     K.TANH_GRAD: _tanh_grad,
     K.SIGMOID_GRAD: _sigmoid_grad,
-    K.RELU_GRAD: lambda i, a: np.multiply(i["dy"], np.greater(i["x"], 0)),
+    # not (x <= 0): a NaN x passes dy (PyTorch), so backward shows the NaN's producer
+    K.RELU_GRAD: lambda i, a: np.multiply(i["dy"], np.logical_not(np.less_equal(i["x"], 0))),
     K.SQRT_GRAD: _sqrt_grad,
     K.RSQRT_GRAD: _rsqrt_grad,
     K.SIN_GRAD: _sin_grad,

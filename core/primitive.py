@@ -1,0 +1,130 @@
+"""``Primitive``: what one kind of tape node *is*, in one place.
+
+A primitive has a name; a kernel per backend (raw arrays in, raw arrays out); its VJP and
+what the VJP saves (a ``GradConfig``, written in ops so it differentiates again, with the
+LaTeX ``formula`` of its local derivatives); an optional batching rule (how to run it once
+on a stack of inputs, for gradient checking); and flags: its display ``kind``, whether its
+gradient can be differentiated again (``once_only``) and, for primitives built by the custom
+gradient styles, a ``forward`` that re-runs it on tensors. Every tape node points at its
+primitive (``node.primitive``); a node's ``style`` is presentation derived from it.
+
+Built-in primitives live in the registry (``core/registry.py``: one ``Primitive`` per kernel
+name, filled by ``register_kernel``/``register_gradient``/``register_batching``).
+``custom_grad``, ``DifferentiableFunction`` and ``CompiledLayer`` build their own
+(``core/custom/builder.py``). The interpreters read nothing else: reverse mode
+(``core/backward.py``) calls the node's VJP, the batched replay and the audit
+(``core/check/``) run ``Primitive.evaluate``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["Primitive", "KINDS"]
+
+# display kinds: tapeviz draws each its own way; a new kind falls back to "builtin"'s look
+KINDS = ("builtin", "custom_grad", "DifferentiableFunction", "CompiledLayer")
+
+
+class Primitive:
+    """One kind of node: kernels per backend, VJP, batching rule, formula and flags.
+
+    Attributes:
+        name: the kernel name nodes of it carry (``node.kernel``).
+        label: what to call its nodes (the user's function name for custom primitives).
+        kernels: ``{backend name: KernelConfig}``.
+        grad: the ``GradConfig`` (VJP, what it saves, formula), or None: not differentiable.
+        batch: ``rule(fn, ins, attrs, size) -> tuple of arrays`` running the kernel once on
+            inputs with a leading batch axis (``ins``: ``{name: (array, batched)}``), or None
+            (the replay then runs it once per row).
+        kind: display kind (``KINDS``).
+        forward: for primitives without kernels: ``forward(*tensors)`` re-runs the node on
+            tensors (the audit and the batched replay use it).
+        once_only: its gradient is not differentiable again (hand-written numpy or compiled
+            code); ``once_only_error`` is the one message for it.
+        details: plain data about it shown by tapeviz (``{"num_outputs": 2, ...}``).
+    """
+
+    __slots__ = (
+        "name", "label", "kernels", "grad", "batch", "kind", "forward", "once_only", "details",
+        "__weakref__",
+    )  # fmt: skip
+
+    def __init__(self, name, *, label=None, kind="builtin", forward=None, once_only=False,
+                 details=None):  # fmt: skip
+        self.name = name
+        self.label = label or name
+        self.kernels: dict = {}
+        self.grad = None
+        self.batch = None
+        self.kind = kind
+        self.forward = forward
+        self.once_only = once_only
+        self.details = details or {}
+
+    @property
+    def formula(self) -> dict:
+        """``{input name: LaTeX of the local derivative}`` (empty without one)."""
+        return dict(self.grad.formula) if self.grad is not None else {}
+
+    @property
+    def replayable(self) -> bool:
+        """True when ``evaluate`` can re-run a node of it (a kernel or a ``forward``)."""
+        return bool(self.kernels) or self.forward is not None
+
+    def evaluate(self, node, arrays: dict, attrs=None) -> tuple:
+        """Re-run a node of this primitive on raw arrays (``{input name: array}``, in the
+        node's input order): its kernel on the node's backend, else ``forward`` on tensors,
+        unrecorded. Returns a tuple of arrays. The one way audit and replay run a node."""
+        attrs = node.attrs if attrs is None else attrs
+        config = self.kernels.get(node.backend)
+        if config is not None:
+            out = config.fn(arrays, attrs)
+            return tuple(out) if isinstance(out, (tuple, list)) else (out,)
+        if self.forward is None:
+            raise LookupError(
+                f"node {node.id} ({node.label}): primitive {self.name!r} has no kernel on "
+                f"backend {node.backend!r} and no forward to re-run it"
+            )
+        from .engine import no_grad
+        from .tensor import Tensor
+
+        with no_grad():
+            out = self.forward(*[Tensor(np.asarray(a)) for a in arrays.values()])
+        out = out if isinstance(out, (tuple, list)) else (out,)
+        return tuple(o.numpy() if isinstance(o, Tensor) else np.asarray(o) for o in out)
+
+    def record(self, inputs: dict, outputs, attrs=None, grad=None, saved=(), *,
+               outer_only=False) -> list:  # fmt: skip
+        """Record one call of this primitive, made outside ``run_kernel``, on every active
+        recorder: the one recording path of the custom-gradient styles.
+
+        Args:
+            inputs: ``{input name: Tensor}``; outputs: the output Tensors.
+            attrs: plain data about the call (shown by tapeviz).
+            grad: the call's ``GradConfig`` (its VJP), or None: not differentiable.
+            saved: ``(role, name, Tensor)`` triples, exactly what the VJP reads (role
+                ``"input"``, ``"output"`` or ``"memory"``).
+            outer_only: only on the tapes not being differentiated (a node made while a
+                gradient runs, that only an outer tape, for higher order, should see).
+
+        Returns:
+            The nodes recorded, one per recorder.
+        """
+        from .engine import record
+
+        outputs = tuple(outputs)
+        return record(self, inputs, outputs, attrs or {}, grad, list(saved), outer_only=outer_only)
+
+    def once_only_error(self, why: str, fix: str):
+        """The one error for differentiating a ``once_only`` primitive's gradient again."""
+        from .grad_validation import NotDifferentiableError
+
+        return NotDifferentiableError(
+            f"{self.label}: cannot differentiate its gradient again: {why}. {fix}"
+        )
+
+    def __repr__(self):
+        backends = ", ".join(sorted(self.kernels)) or "no kernels"
+        grad = "differentiable" if self.grad is not None else "no gradient"
+        return f"Primitive({self.name!r}, {self.kind}, {backends}, {grad})"
