@@ -24,6 +24,7 @@ from __future__ import annotations
 import asyncio
 import pathlib
 import re
+import time
 from collections import OrderedDict
 
 import anywidget
@@ -36,10 +37,12 @@ from .show import fit_width, mode_of, resolve_tape
 
 _STATIC = pathlib.Path(__file__).resolve().parent.parent / "static"
 
-AHEAD_CHARS = 8 << 20  # SVG text drawn ahead and sent per settled view (about 8 MB)
+AHEAD_CHARS = 8 << 20  # SVG text drawn ahead and sent per settled view (about 8 MB) ...
+AHEAD_S = 1.5  # ... and kernel seconds spent on it (a 5,000-op picture: ~0.1 s each)
 CACHE_CHARS = 48 << 20  # rendered pictures kept in the kernel
 DETAILS_AHEAD = 160  # a graph of at most this many nodes sends every node's details at once
 HELLO_DELAY_S = 0.25  # a new view is painted before the kernel starts drawing ahead
+NEW_VIEW_QUIET_S = 1.0  # after a widget is made, the others' work ahead waits this long
 _NODE_ID = re.compile(r'<g id="node\d+" class="node[^"]*">\s*<title>([^<]*)</title>')
 _CLUSTER_ID = re.compile(r"<title>cluster_x(c\d+)</title>")
 _GROUP = re.compile(r"[cm]\d+")
@@ -62,6 +65,21 @@ def running_loop():
         return asyncio.get_running_loop()
     except RuntimeError:
         return None
+
+
+_quiet_until = 0.0  # time.monotonic() until which no widget works ahead
+
+
+def make_room(seconds: float = NEW_VIEW_QUIET_S) -> None:
+    """A new widget is about to be shown: every widget's work ahead waits ``seconds``, so
+    that the new view's first picture does not share the CPU with it."""
+    global _quiet_until
+    _quiet_until = max(_quiet_until, time.monotonic() + seconds)
+
+
+def quiet_left() -> float:
+    """Seconds until work ahead may go on (0 when it may now)."""
+    return max(0.0, _quiet_until - time.monotonic())
 
 
 class GraphWidget(anywidget.AnyWidget):
@@ -133,6 +151,7 @@ class GraphWidget(anywidget.AnyWidget):
         engine="auto",
         **kwargs,
     ):
+        make_room()
         tape, note = resolve_tape(target, args, kwargs)
         self.tape = tape
         self.data = extract(tape)
@@ -264,28 +283,35 @@ class GraphWidget(anywidget.AnyWidget):
         self.views = views
 
     def _neighbours(self) -> list[dict]:
-        """The views one control away from the current one, likeliest first."""
-        out, svg, expanded = [], self.svg, list(self.expanded)
+        """The views one control away from the current one, likeliest first: the first
+        groups opened, the opened ones folded, the single toggles and modes, the other
+        groups, the rest of the toggle pairs, "fit"'s collapse."""
+        svg, expanded = self.svg, list(self.expanded)
+        opened = [
+            self._state(expanded=expanded + [gid])
+            for gid in dict.fromkeys(_NODE_ID.findall(svg))
+            if _GROUP.fullmatch(gid) and gid not in expanded
+        ]
+        folded = [
+            self._state(expanded=[e for e in expanded if e != gid])
+            for gid in dict.fromkeys(_CLUSTER_ID.findall(svg))
+        ] + ([self._state(expanded=[])] if expanded else [])  # "fold all"
+        single, pairs = [], []
         if len(svg) < 200_000:  # modes and toggles of a graph small enough to draw them all
             modes = ("forward", "backward", "both") if self.has_backward else ("forward",)
             saved, values = not self.show_saved, not self.show_values
-            for flip in ({}, {"show_saved": saved}, {"show_values": values}):
-                out += [self._state(mode=m, **flip) for m in modes]
-            out += [self._state(mode=m, show_saved=saved, show_values=values) for m in modes]
-        for gid in dict.fromkeys(_NODE_ID.findall(svg)):  # each group drawn, opened
-            if _GROUP.fullmatch(gid) and gid not in expanded:
-                out.append(self._state(expanded=expanded + [gid]))
-        for gid in dict.fromkeys(_CLUSTER_ID.findall(svg)):  # each opened one, folded
-            out.append(self._state(expanded=[e for e in expanded if e != gid]))
-        if expanded:
-            out.append(self._state(expanded=[]))  # "fold all"
-        if self.collapse == "auto":
-            out.append(self._state(collapse="on"))  # "fit" on a big graph collapses first
-        return out
+            single = [self._state(mode=m) for m in modes if m != self.mode]
+            single += [self._state(show_saved=saved), self._state(show_values=values)]
+            for flip in ({"show_saved": saved}, {"show_values": values}):
+                pairs += [self._state(mode=m, **flip) for m in modes if m != self.mode]
+            pairs += [self._state(mode=m, show_saved=saved, show_values=values) for m in modes]
+        fit = [self._state(collapse="on")] if self.collapse == "auto" else []
+        return opened[:4] + folded + single + opened[4:] + pairs + fit
 
     def _draw_ahead(self, delay: float = 0.01) -> None:
         """While the kernel is idle, render the neighbours and send them, one per turn of its
-        event loop (a message from the view is handled between two), up to ``AHEAD_CHARS``;
+        event loop (a message from the view is handled between two), up to ``AHEAD_CHARS``
+        and ``AHEAD_S``;
         a redraw stops the queue of an older view. Only while a view is shown (it says
         ``hello``; the first view is drawn before the kernel starts: ``delay``). Outside a
         kernel: nothing."""
@@ -294,23 +320,31 @@ class GraphWidget(anywidget.AnyWidget):
         if loop is None or self.highlighted or self.error or not self._views:
             return
         generation, queue, budget = self._generation, self._neighbours(), [AHEAD_CHARS]
+        deadline = [AHEAD_S]
 
         def one():
             if generation != self._generation:
+                return
+            if quiet_left():  # a new widget is being shown: later
+                loop.call_later(quiet_left(), one)
                 return
             while queue:
                 state = queue.pop(0)
                 k = state_key(**state)
                 if k in self._sent:
                     continue
+                t0 = time.perf_counter()
                 try:
                     picture = self._picture(state)
                 except Exception:
                     continue
                 budget[0] -= len(picture[0])
+                deadline[0] -= time.perf_counter() - t0
                 if budget[0] < 0:
                     return
                 self._send_pictures({k: list(picture)})
+                if deadline[0] < 0:
+                    return
                 break
             if queue:
                 loop.call_later(0.002, one)

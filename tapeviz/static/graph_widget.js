@@ -117,7 +117,9 @@ const keyOf = (s) => [s.mode, +!!s.show_saved, +!!s.show_values, s.collapse, s.r
   [...s.expanded].sort().join(",")].join("|");
 // pictures over BIG_CHARS (a 5,000-op tape's: ~70 ms to parse) are parsed ahead only when a
 // pointer rests on their control, so that idle parsing does not hold up the next input
-const PICTURES_CHARS = 48e6, PARSED_MAX = 12, PARSE_AHEAD_CHARS = 1.2e6, BIG_CHARS = 200e3;
+// parsed pictures are DOM trees: at most PARSED_MAX of them, PARSED_CHARS of SVG text in all
+const PICTURES_CHARS = 48e6, PARSED_MAX = 12, PARSED_CHARS = 2.5e6, PARSE_AHEAD_CHARS = 1.2e6;
+const BIG_CHARS = 200e3;
 // a highlight drawn in the browser: a class on the node and a marker, its words (colour
 // never alone), as tapeviz/graph/style.py's HIGHLIGHTS write them
 const MARKS = { current: "\u25b6 current", visited: "\u2713 visited", error: "\u2716 error",
@@ -405,21 +407,25 @@ function render({ model, el: root }) {
           if (shape) shape.classList.add("tv-shape");
         });
       }
-      if (parsed.size >= PARSED_MAX) {  // the oldest goes, but not the picture drawn or the last
-        const old = Array.from(parsed.keys()).find((t) => t !== drawnSvg && t !== lastSvg);
-        if (old !== undefined) parsed.delete(old);
+      // the oldest go, but not the picture drawn or the one before it
+      let chars = text.length;
+      parsed.forEach((_, t) => { chars += t.length; });
+      for (const old of Array.from(parsed.keys())) {
+        if (parsed.size < PARSED_MAX && chars <= PARSED_CHARS) break;
+        if (old === drawnSvg || old === lastSvg) continue;
+        parsed.delete(old);
+        chars -= old.length;
       }
     } else parsed.delete(text);
     parsed.set(text, svg);  // the most recently used last: the first to go is the oldest
     return svg;
   }
   let lastSvg = null;  // the picture before: a fold goes back to it
-  let bigAhead = 0;  // big pictures parsed ahead for this one (the first two Python sends)
+  let bigAhead = 0;  // big pictures parsed ahead unasked: the first two Python sends, once
   function drawSvg(text) {
     if (text === drawnSvg) return false;
     lastSvg = drawnSvg;
     drawnSvg = text;
-    bigAhead = 0;
     const svg = parseSvg(text);
     canvas.replaceChildren();
     if (!svg) return true;
@@ -647,6 +653,8 @@ function render({ model, el: root }) {
     window.removeEventListener("pointermove", onMove);
     window.removeEventListener("pointerup", onUp);
     model.send({ bye: true });  // no view left: Python stops drawing ahead for it
+    parsed.clear();
+    pictures.clear();
   };
 }
 

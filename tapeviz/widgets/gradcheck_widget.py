@@ -20,6 +20,7 @@ import ipywidgets as W
 import numpy as np
 
 from tapeviz.core.tensor import Tensor
+from tapeviz.graph.widget import make_room, quiet_left
 
 from ..present.palette import FAIL, PASS
 from . import gradcheck_plots as P
@@ -91,6 +92,7 @@ class GradCheckWidget(W.VBox):
     def __init__(
         self, f, *args, arg: int = 0, eps: float = 1e-6, atol=None, rtol=None, x_range=None
     ):
+        make_room()
         self.f, self.atol, self.rtol = f, atol, rtol
         self.name = getattr(f, "__name__", type(f).__name__)
         self.report = self.check = self.error = None
@@ -283,6 +285,9 @@ class GradCheckWidget(W.VBox):
 
         def turn():
             if generation != self._generation:
+                return
+            if quiet_left():  # a new widget is being shown: later
+                loop.call_later(quiet_left(), turn)
                 return
             t0, frames, curves = time.perf_counter(), [], {}
             while queue and time.perf_counter() - t0 < TURN_S:

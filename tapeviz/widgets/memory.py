@@ -12,6 +12,8 @@ import html
 
 import ipywidgets as W
 
+from tapeviz.graph.widget import make_room
+
 from ..present.units import fmt_bytes
 from ._common import (
     error_html,
@@ -228,6 +230,7 @@ class MemoryInspector(W.VBox):
     """
 
     def __init__(self, tape, labels=None, graph: bool = True):
+        make_room()  # other widgets' work ahead waits while this one is shown
         tapes = list(tape) if isinstance(tape, (list, tuple)) else [tape]
         self.labels = (
             list(labels)
