@@ -41,8 +41,9 @@ class InputCheck:
         arg: the argument index (``(i, j)`` at order 2: d/d arg j of the gradient of arg i;
             ``"all"`` for the joint forward-mode check; the input name for audit nodes).
         label: how the report names it, e.g. ``"arg 0"``.
-        kind: ``"reverse"`` (dyᵀJ, input-shaped), ``"projection"`` (fast mode vᵀJu, 0-d) or
-            ``"forward"`` (J·u from core.jvp, output-shaped).
+        kind: ``"reverse"`` (dyᵀJ for a random dy, input-shaped), ``"entries"`` (for
+            elementwise f, the diagonal entries ∂y[i]/∂x[i], input-shaped), ``"projection"``
+            (fast mode vᵀJu, 0-d) or ``"forward"`` (J·u from core.jvp, output-shaped).
         order: 1 or 2.
         analytic, numerical: the compared values (same shape).
         abs_err, rel_err: ``|analytic - numerical|`` and that over ``|numerical|``.

@@ -10,6 +10,7 @@ differences), ``vjp(dy)`` (analytic, one array per differentiable arg), ``jvp(ta
 from __future__ import annotations
 
 import re
+from types import SimpleNamespace
 
 import numpy as np
 
@@ -189,14 +190,43 @@ def run_checks(p, report, *, mode, eps, atol, rtol, forward, rng, order=1, label
                                _atol(atol, num, atol_relative), rtol,
                                strategy=strategy, jacobian=J)  # fmt: skip
             _accept_kinks(check, v.reshape(-1) @ Jp, v.reshape(-1) @ Jm, report)
+            check = _as_entries(p, k, check, (J, Jp, Jm), classes.get(k)) or check
         _classify(check, classes.get(k), k in p.unconnected, name)
-        if check.failure == "value mismatch" and check.jacobian is not None:
+        if check.failure == "value mismatch" and check.kind == "reverse":
             check.detail = _entries_note(p, k, check.jacobian)
         report.checks.append(check)
     if forward and p.diff:
         _forward_check(p, report, us, ds, atol, rtol)
     if report._sweep is None:
         report._sweep = _sweeper(p, v, g1, us)
+
+
+def _as_entries(p, k, check, jacobians, dy_class):
+    """For elementwise f (a diagonal Jacobian, output shaped like the input) the same check
+    in the entries a person expects, ∂y[i]/∂x[i] (analytic: the VJP of ones), instead of
+    dyᵀJ for a random dy; None where it does not apply or would reach another verdict (a
+    VJP that mixes elements can match on the diagonal and still be wrong)."""
+    J, Jp, Jm = jacobians
+    x = p.args[p.diff[k]]
+    if J.size == 0 or J.shape[0] != J.shape[1] or np.shape(x) != p.y.shape or dy_class:
+        return None
+    off = ~np.eye(*J.shape, dtype=bool)
+    if J[off].any():
+        return None
+    try:
+        ones = p.vjp(np.ones(p.y.shape))[k]
+    except GradientError:
+        return None
+    entries = InputCheck(check.arg, check.label, "entries", check.order, ones,
+                         np.diag(J).reshape(np.shape(x)), check.atol, check.rtol,
+                         strategy=f"{check.strategy}, the diagonal",
+                         jacobian=J)  # fmt: skip
+    _accept_kinks(entries, np.diag(Jp), np.diag(Jm), SimpleNamespace(notes=[]))  # noted once
+    if bool(entries.passed_mask.all()) != bool(check.passed_mask.all()):
+        return None
+    if check.kinks is not None:
+        entries.kinks = check.kinks
+    return entries
 
 
 def _entries_note(p, k, J, limit: int = 256) -> str:

@@ -21,7 +21,7 @@ def run_check(f, args, eps, atol, rtol):
 def reverse_check(report, arg):
     """The reverse-mode ``InputCheck`` of argument ``arg`` (None if the check did not run)."""
     for c in report.checks:
-        if c.arg == arg and c.kind == "reverse":
+        if c.arg == arg and c.kind in ("reverse", "entries"):
             return c
     return None
 

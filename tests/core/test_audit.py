@@ -62,7 +62,7 @@ def test_audit_names_the_one_overridden_gradient_among_a_hundred_ops():
     assert bad.kernel == K.SIGMOID and bad.style == "override" and bad.failure == "value mismatch"
     assert bad.source[0] == __file__
     check = bad.report.checks[0]
-    assert check.arg == "x" and check.kind == "reverse" and not check.passed_mask.any()
+    assert check.arg == "x" and check.kind == "entries" and not check.passed_mask.any()
     assert report[planted[0]] is bad
 
 
