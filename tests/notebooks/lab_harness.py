@@ -63,6 +63,30 @@ def lab_notebooks_dir(tmp_path_factory) -> Path:
     return root
 
 
+def code_cells_notebook(tmp_path_factory, prefix: str, name: str, cells) -> Path:
+    """A temp folder holding one notebook ``name`` of the code ``cells``: what a browser
+    test that builds its own notebook serves (its module's ``lab_notebooks_dir``)."""
+    import nbformat
+
+    root = tmp_path_factory.mktemp(prefix)
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in cells])
+    nbformat.write(nb, root / name)
+    return root
+
+
+def code_cell(page, i: int):
+    """The ``i``-th code cell of the open notebook."""
+    return page.locator(".jp-Notebook .jp-CodeCell").nth(i)
+
+
+def shot(locator, name: str) -> Path:
+    """A screenshot of ``locator`` as test-artifacts/browser/``name``.png."""
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    path = SCREENSHOTS / f"{name}.png"
+    locator.screenshot(path=str(path))
+    return path
+
+
 @pytest.fixture(scope="module")
 def lab_server(request, chromium, lab_notebooks_dir, tmp_path_factory):
     """JupyterLab serving ``lab_notebooks_dir``; its log ends up in test-artifacts/browser/.

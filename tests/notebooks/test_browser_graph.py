@@ -15,13 +15,15 @@ from __future__ import annotations
 import json
 import time
 
-import nbformat
 import pytest
 from browser_measure import SVG_SNAP, label_px, latencies, p50_p95, text_px
 from lab_harness import (
     SCREENSHOTS,
+    code_cell,
+    code_cells_notebook,
     open_notebook,
     run_all_cells,
+    shot,
     unexecuted_cells,
     wait_idle,
     widget_errors,
@@ -68,14 +70,10 @@ FIGURES = SCREENSHOTS / "figures.json"
 
 @pytest.fixture(scope="module")
 def lab_notebooks_dir(tmp_path_factory):
-    root = tmp_path_factory.mktemp("lab-graph")
-    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in CELLS])
-    nbformat.write(nb, root / NOTEBOOK)
-    return root
+    return code_cells_notebook(tmp_path_factory, "lab-graph", NOTEBOOK, CELLS)
 
 
-def _cell(page, i):
-    return page.locator(".jp-Notebook .jp-CodeCell").nth(i)
+_cell = code_cell
 
 
 def _graph(page, i):
@@ -83,8 +81,7 @@ def _graph(page, i):
 
 
 def _shot(locator, name):
-    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    locator.screenshot(path=str(SCREENSHOTS / f"graph-{name}.png"))
+    shot(locator, f"graph-{name}")
 
 
 def test_graph_sizes_latency_and_themes(lab_server, lab_page):

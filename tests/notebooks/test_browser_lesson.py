@@ -19,12 +19,13 @@ from __future__ import annotations
 
 import re
 
-import nbformat
 import pytest
 from lab_harness import (
-    SCREENSHOTS,
+    code_cell,
+    code_cells_notebook,
     open_notebook,
     run_all_cells,
+    shot,
     unexecuted_cells,
     wait_idle,
     widget_errors,
@@ -90,14 +91,10 @@ MATH_JS = """(root) => Array.from(root.querySelectorAll('mjx-container')).map(
 
 @pytest.fixture(scope="module")
 def lab_notebooks_dir(tmp_path_factory):
-    root = tmp_path_factory.mktemp("lab-lesson")
-    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in CELLS])
-    nbformat.write(nb, root / NOTEBOOK)
-    return root
+    return code_cells_notebook(tmp_path_factory, "lab-lesson", NOTEBOOK, CELLS)
 
 
-def _cell(page, i):
-    return page.locator(".jp-Notebook .jp-CodeCell").nth(i)
+_cell = code_cell
 
 
 def _output(page, i):
@@ -105,8 +102,7 @@ def _output(page, i):
 
 
 def _shot(locator, name):
-    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    locator.screenshot(path=str(SCREENSHOTS / f"lesson-{name}.png"))
+    shot(locator, f"lesson-{name}")
 
 
 def _norm(text: str) -> str:
