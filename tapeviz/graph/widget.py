@@ -21,7 +21,6 @@ SVG it shows (classes and a marker: no new layout).
 
 from __future__ import annotations
 
-import asyncio
 import pathlib
 import re
 import time
@@ -30,6 +29,7 @@ from collections import OrderedDict
 import anywidget
 import traitlets as t
 
+from ..present.ahead import make_room, run_ahead, running_loop
 from .details import node_details
 from .extract import extract
 from .render import normalize_highlight, render_with_key
@@ -42,7 +42,6 @@ AHEAD_S = 1.5  # ... and kernel seconds spent on it (a 5,000-op picture: ~0.1 s 
 CACHE_CHARS = 48 << 20  # rendered pictures kept in the kernel
 DETAILS_AHEAD = 160  # a graph of at most this many nodes sends every node's details at once
 HELLO_DELAY_S = 0.25  # a new view is painted before the kernel starts drawing ahead
-NEW_VIEW_QUIET_S = 1.0  # after a widget is made, the others' work ahead waits this long
 _NODE_ID = re.compile(r'<g id="node\d+" class="node[^"]*">\s*<title>([^<]*)</title>')
 _CLUSTER_ID = re.compile(r"<title>cluster_x(c\d+)</title>")
 _GROUP = re.compile(r"[cm]\d+")
@@ -57,29 +56,6 @@ def state_key(mode, show_saved, show_values, collapse, rankdir, expanded) -> str
     """
     flags = f"{int(bool(show_saved))}|{int(bool(show_values))}"
     return f"{mode}|{flags}|{collapse}|{rankdir}|{','.join(sorted(expanded))}"
-
-
-def running_loop():
-    """The kernel's event loop when called inside it (a cell, a comm message), else None."""
-    try:
-        return asyncio.get_running_loop()
-    except RuntimeError:
-        return None
-
-
-_quiet_until = 0.0  # time.monotonic() until which no widget works ahead
-
-
-def make_room(seconds: float = NEW_VIEW_QUIET_S) -> None:
-    """A new widget is about to be shown: every widget's work ahead waits ``seconds``, so
-    that the new view's first picture does not share the CPU with it."""
-    global _quiet_until
-    _quiet_until = max(_quiet_until, time.monotonic() + seconds)
-
-
-def quiet_left() -> float:
-    """Seconds until work ahead may go on (0 when it may now)."""
-    return max(0.0, _quiet_until - time.monotonic())
 
 
 class GraphWidget(anywidget.AnyWidget):
@@ -316,18 +292,12 @@ class GraphWidget(anywidget.AnyWidget):
         ``hello``; the first view is drawn before the kernel starts: ``delay``). Outside a
         kernel: nothing."""
         self._generation += 1
-        loop = running_loop()
-        if loop is None or self.highlighted or self.error or not self._views:
+        if running_loop() is None or self.highlighted or self.error or not self._views:
             return
         generation, queue, budget = self._generation, self._neighbours(), [AHEAD_CHARS]
         deadline = [AHEAD_S]
 
-        def one():
-            if generation != self._generation:
-                return
-            if quiet_left():  # a new widget is being shown: later
-                loop.call_later(quiet_left(), one)
-                return
+        def one() -> bool:
             while queue:
                 state = queue.pop(0)
                 k = state_key(**state)
@@ -341,15 +311,14 @@ class GraphWidget(anywidget.AnyWidget):
                 budget[0] -= len(picture[0])
                 deadline[0] -= time.perf_counter() - t0
                 if budget[0] < 0:
-                    return
+                    return False
                 self._send_pictures({k: list(picture)})
                 if deadline[0] < 0:
-                    return
+                    return False
                 break
-            if queue:
-                loop.call_later(0.002, one)
+            return bool(queue)
 
-        loop.call_later(delay, one)
+        run_ahead(lambda: generation == self._generation, one, delay)
 
     def _send_pictures(self, pictures: dict) -> None:
         self._sent.update(pictures)

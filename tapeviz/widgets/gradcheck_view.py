@@ -33,14 +33,6 @@ class GradCheckPlots(anywidget.AnyWidget):
     range = t.List(t.Float(), help="the range slider, linked in the browser").tag(sync=True)
 
 
-def running_loop():
-    """The kernel's event loop when called inside it, else None."""
-    try:
-        return asyncio.get_running_loop()
-    except RuntimeError:
-        return None
-
-
 class Coalescer:
     """Runs ``update(point=..., curve=...)`` once for a burst of slider positions.
 

@@ -20,7 +20,7 @@ import ipywidgets as W
 import numpy as np
 
 from tapeviz.core.tensor import Tensor
-from tapeviz.graph.widget import make_room, quiet_left
+from tapeviz.present.ahead import make_room, run_ahead, running_loop
 
 from ..present.palette import FAIL, PASS
 from . import gradcheck_plots as P
@@ -34,7 +34,7 @@ from .gradcheck_data import (
     worst_entries,
 )
 from .gradcheck_payload import payload, payload_curve
-from .gradcheck_view import Coalescer, GradCheckPlots, running_loop
+from .gradcheck_view import Coalescer, GradCheckPlots
 
 SWEEP_EPS = np.logspace(-12, -1, 23)
 _DESC = {"description_width": "60px"}
@@ -277,18 +277,12 @@ class GradCheckWidget(W.VBox):
         ``hello``; the first view is painted before the kernel starts: ``delay``). Outside a
         kernel: nothing."""
         self._generation += 1
-        loop = running_loop()
-        if loop is None or self.error is not None or not self._views:
+        if running_loop() is None or self.error is not None or not self._views:
             return
         generation, queue, spent = self._generation, self._ahead_queue(), [0.0]
         grid = self._grid()
 
-        def turn():
-            if generation != self._generation:
-                return
-            if quiet_left():  # a new widget is being shown: later
-                loop.call_later(quiet_left(), turn)
-                return
+        def turn() -> bool:
             t0, frames, curves = time.perf_counter(), [], {}
             while queue and time.perf_counter() - t0 < TURN_S:
                 item = queue.pop(0)
@@ -311,10 +305,9 @@ class GradCheckWidget(W.VBox):
             spent[0] += time.perf_counter() - t0
             if frames or curves:
                 self.view.send({"frames": frames, "curves": curves})
-            if queue and spent[0] < AHEAD_S:
-                loop.call_later(0.002, turn)
+            return bool(queue) and spent[0] < AHEAD_S
 
-        loop.call_later(delay, turn)
+        run_ahead(lambda: generation == self._generation, turn, delay)
 
     def _wide_curve(self, j: int, grid: dict):
         """f, the custom and the numerical derivative over the range slider's whole extent,

@@ -12,7 +12,7 @@ import html
 
 import ipywidgets as W
 
-from tapeviz.graph.widget import make_room
+from tapeviz.present.ahead import make_room
 
 from ..present.units import fmt_bytes
 from ._common import (
