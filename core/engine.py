@@ -229,14 +229,9 @@ def recording() -> bool:
     return _RECORDING.get() is not None
 
 
-@contextlib.contextmanager
 def no_grad():
     """Within the block no tape records (ops still run). Tapes opened inside do record."""
-    token = _RECORDING.set(None)
-    try:
-        yield
-    finally:
-        _RECORDING.reset(token)
+    return recording_as(None)
 
 
 @contextlib.contextmanager

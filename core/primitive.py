@@ -42,16 +42,13 @@ class Primitive:
             tensors (the audit and the batched replay use it).
         once_only: its gradient is not differentiable again (hand-written numpy or compiled
             code); ``once_only_error`` is the one message for it.
-        details: plain data about it shown by tapeviz (``{"num_outputs": 2, ...}``).
     """
 
     __slots__ = (
-        "name", "label", "kernels", "grad", "batch", "kind", "forward", "once_only", "details",
-        "__weakref__",
+        "name", "label", "kernels", "grad", "batch", "kind", "forward", "once_only", "__weakref__",
     )  # fmt: skip
 
-    def __init__(self, name, *, label=None, kind="builtin", forward=None, once_only=False,
-                 details=None):  # fmt: skip
+    def __init__(self, name, *, label=None, kind="builtin", forward=None, once_only=False):
         self.name = name
         self.label = label or name
         self.kernels: dict = {}
@@ -60,7 +57,6 @@ class Primitive:
         self.kind = kind
         self.forward = forward
         self.once_only = once_only
-        self.details = details or {}
 
     @property
     def formula(self) -> dict:

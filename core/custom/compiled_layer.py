@@ -102,9 +102,11 @@ class CompiledLayer:
         self._rt = rt.LayerRuntime(self.name, self.py_func, self.gradient)
         self._shapes: dict = {}  # (example shape, dtype) -> example output shape
         self._traced: set = set()
-        # its nodes' primitives: the layer (its forward re-runs it), its explicit gradient
+        # its nodes' primitives: the layer (its forward re-runs it; an explicit gradient is
+        # compiled code, not differentiable again), and that explicit gradient's node
+        explicit = self.gradient not in (None, "auto")
         self._prims = (
-            Primitive(KERNEL, label=self.name, kind=KERNEL, forward=self),
+            Primitive(KERNEL, label=self.name, kind=KERNEL, forward=self, once_only=explicit),
             Primitive(
                 f"{KERNEL}Gradient", label=f"{self.name} gradient", kind=KERNEL, once_only=True
             ),

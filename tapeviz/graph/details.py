@@ -70,6 +70,8 @@ def _op_rows(op: dict) -> list:
         rows.append([f"attr {k}", repr(v)])
     if op.get("grad_of"):
         rows.append(["gradient of", op["grad_of"]])
+    if op.get("once_only"):
+        rows.append(["gradient", "differentiable once only (numpy or compiled code)"])
     return rows
 
 

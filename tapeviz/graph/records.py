@@ -81,4 +81,5 @@ def op_record(node) -> dict:
         "saved": [],
         "saved_bytes": 0,
         "grad_of": f"n{node.grad_of}" if node.grad_of is not None else None,
+        "once_only": node.primitive.once_only,
     }

@@ -90,3 +90,27 @@ def test_it_runs_on_every_backend(backend):
     with tv.backend(backend):
         g = tv.grad(lambda t: tv.sum(my_sin(t)))(tv.tensor(X))
     np.testing.assert_allclose(g.numpy(), np.cos(X), rtol=1e-12)
+
+
+def test_details_say_when_a_gradient_is_differentiable_once_only():
+    from tapeviz.graph import extract
+    from tapeviz.graph.details import node_details
+
+    class Cube(tv.DifferentiableFunction):  # backward on numpy: not differentiable again
+        def __init__(self):
+            super().__init__(save_inputs_for_backward=True)
+
+        def forward(self, x):
+            return x**3
+
+        def backward(self, dy, compute_gradients, x):
+            return dy * 3 * x**2
+
+    x = tv.tensor(X)
+    with tv.Tape() as tape:
+        tape.watch(x)
+        tv.sum(my_sin(Cube()(x)))
+    data = extract(tape)
+    rows = {n: dict(map(tuple, node_details(tape, data, n)["rows"])) for n in ("n0", "n1")}
+    assert rows["n0"]["gradient"].startswith("differentiable once only")  # Cube
+    assert "gradient" not in rows["n1"]  # my_sin's VJP is ops: differentiable again
