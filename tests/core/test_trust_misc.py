@@ -19,6 +19,23 @@ def _recorded():
     return tape, x, y
 
 
+def _errors_in_a_thread_inside(tape, fn) -> list:
+    """The RuntimeError messages of ``fn()`` run in another thread while ``tape`` is open."""
+    errors = []
+
+    def other():
+        try:
+            fn()
+        except RuntimeError as e:
+            errors.append(str(e))
+
+    with tape:
+        t = threading.Thread(target=other)
+        t.start()
+        t.join()
+    return errors
+
+
 def test_reentering_a_tape_is_a_named_error_and_the_tape_still_works():
     tape, x, y = _recorded()
     x2 = core.tensor([3.0])
@@ -37,19 +54,12 @@ def test_reentering_a_tape_is_a_named_error_and_the_tape_still_works():
 
 def test_a_second_thread_entering_an_open_tape_gets_a_named_error():
     tape = core.Tape()
-    errors = []
 
-    def other():
-        try:
-            with tape:
-                pass
-        except RuntimeError as e:
-            errors.append(str(e))
+    def enter():
+        with tape:
+            pass
 
-    with tape:
-        t = threading.Thread(target=other)
-        t.start()
-        t.join()
+    errors = _errors_in_a_thread_inside(tape, enter)
     assert len(errors) == 1 and "another thread" in errors[0]
     assert tape._token is None
 
@@ -80,18 +90,8 @@ def test_exiting_tapes_out_of_order_is_a_named_error_and_leaks_no_recorder():
 
 
 def test_exiting_a_tape_from_another_thread_is_a_named_error():
-    tape, errors = core.Tape(), []
-
-    def other():
-        try:
-            tape.__exit__(None, None, None)
-        except RuntimeError as e:
-            errors.append(str(e))
-
-    with tape:
-        t = threading.Thread(target=other)
-        t.start()
-        t.join()
+    tape = core.Tape()
+    errors = _errors_in_a_thread_inside(tape, lambda: tape.__exit__(None, None, None))
     assert errors == ["Tape: exited, but its `with` block was opened in another thread"]
     assert core.engine._RECORDING.get() is None
 
