@@ -23,6 +23,7 @@ import shutil
 import time
 from pathlib import Path
 
+import nbformat
 import pytest
 from lab_process import LabServer, start_lab, stop_lab
 from nbenv import ARTIFACTS_DIR, NOTEBOOKS_DIR
@@ -66,8 +67,6 @@ def lab_notebooks_dir(tmp_path_factory) -> Path:
 def code_cells_notebook(tmp_path_factory, prefix: str, name: str, cells) -> Path:
     """A temp folder holding one notebook ``name`` of the code ``cells``: what a browser
     test that builds its own notebook serves (its module's ``lab_notebooks_dir``)."""
-    import nbformat
-
     root = tmp_path_factory.mktemp(prefix)
     nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in cells])
     nbformat.write(nb, root / name)
