@@ -31,7 +31,7 @@ __all__ = [
 ]
 
 NEW_VIEW_QUIET_S = 1.0  # after a widget is made, the others' work ahead waits this long
-FORGET_AFTER_S = 10.0  # a widget with no view this long drops what it drew ahead
+FORGET_AFTER_S = 1.0  # a widget with no view this long drops what it drew ahead
 _quiet_until = [0.0]  # time.monotonic() until which no widget works ahead
 _WIDGETS = threading.RLock()  # held by every widget entry point (``serialized``)
 

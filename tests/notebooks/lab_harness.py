@@ -45,6 +45,7 @@ __all__ = [
     "screenshot",
     "start_lab",
     "stop_lab",
+    "traceback_cells",
     "unexecuted_cells",
     "wait_idle",
     "widget_errors",
@@ -259,12 +260,14 @@ def unexecuted_cells(page) -> list[int]:
 
 
 def open_kernel(page, server: LabServer, name: str) -> int:
-    """:func:`open_notebook`, and the process id of the kernel it started."""
-    before = server.kernel_pids()
+    """:func:`open_notebook`, and the process id of its kernel (started, or kept by the
+    server from an earlier visit)."""
     open_notebook(page, server, name)
-    new = server.kernel_pids() - before
-    assert len(new) == 1, f"opening {name} started {len(new)} kernels, not one: {new}"
-    return new.pop()
+    deadline = time.monotonic() + 30
+    while (pid := server.kernel_pid(name)) is None and time.monotonic() < deadline:
+        time.sleep(0.25)
+    assert pid is not None, f"{name}: no kernel process for its session"
+    return pid
 
 
 def run_new_cell(page, code: str, timeout: float = 120.0) -> str:
@@ -324,7 +327,7 @@ def idle_click_step_alive(
         shown = graph.first.evaluate(NODE_IN_VIEW_JS)
         assert shown >= 0, "the graph widget shows no node inside its viewport"
         nodes.nth(shown).click()
-    step = page.locator(".jp-OutputArea-output .widget-button:has-text('next')")
+    step = page.locator(".jp-OutputArea-output .widget-button:has-text('next'):enabled")
     if step.count():
         step.first.scroll_into_view_if_needed()
         step.first.click()
@@ -335,16 +338,19 @@ def idle_click_step_alive(
 # -- looking at the result ---------------------------------------------------------------------
 
 EMPTY_WIDGET = "empty widget area: its view failed to render (see the browser console)"
-ERRORS_JS = """([EMPTY, extra]) => {
+ERRORS_JS = """([EMPTY, extra, raising]) => {
   const nb = document.querySelector('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook');
   if (!nb) return ['no notebook is open'];
   const found = [];
   const text = (el) => el.innerText.trim().slice(0, 600);
+  const cells = Array.from(nb.querySelectorAll('.jp-Cell'));
+  const meant = (el) => raising.includes(cells.indexOf(el.closest('.jp-Cell')));
   nb.querySelectorAll('.jupyter-widgets').forEach((el) => {
     if (el.textContent.trim().startsWith('Error displaying widget')) found.push(text(el));
   });
   nb.querySelectorAll('.jp-OutputArea-output[data-mime-type$="stderr"]').forEach((el) => {
-    if (/Traceback|\\b\\w*(Error|Exception)\\b/.test(el.textContent)) found.push(text(el));
+    const error = /Traceback|\\b\\w*(Error|Exception)\\b/.test(el.textContent);
+    if (error && !meant(el)) found.push(text(el));
   });
   nb.querySelectorAll('.jp-OutputArea-output [role="alert"]').forEach((el) => found.push(text(el)));
   nb.querySelectorAll('.jp-OutputArea-output > .lm-Widget').forEach((el) => {
@@ -357,13 +363,29 @@ ERRORS_JS = """([EMPTY, extra]) => {
 }"""
 
 
+TRACEBACK_CELLS_JS = """() => {
+  const nb = document.querySelector('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook');
+  const cells = Array.from(nb.querySelectorAll('.jp-Cell'));
+  return cells.map((c, i) => [...c.querySelectorAll(
+    '.jp-OutputArea-output[data-mime-type$="stderr"]')].some((el) =>
+    /Traceback|\\b\\w*(Error|Exception)\\b/.test(el.textContent)) ? i : -1).filter((i) => i >= 0);
+}"""
+
+
+def traceback_cells(page) -> list[int]:
+    """Indices of the cells (all cells, in notebook order) that show an error output."""
+    return page.evaluate(TRACEBACK_CELLS_JS)
+
+
 # Notebook 7.6's own shortcut settings code throws this on load, with no notebook open and
 # no tapeviz involved (it reads .schema of a settings plugin Notebook 7 does not have); a
 # person sees nothing of it
 NOTEBOOK7_OWN_ERRORS = ("Cannot read properties of undefined (reading 'schema')",)
 
 
-def widget_errors(page, extra: tuple[str, ...] = (), ignore: tuple[str, ...] = ()) -> list[str]:
+def widget_errors(
+    page, extra: tuple[str, ...] = (), ignore: tuple[str, ...] = (), raising: tuple[int, ...] = ()
+) -> list[str]:
     """Every error a user would see in the open notebook's outputs.
 
     Collects "Error displaying widget" areas, error/traceback outputs and in-place error boxes
@@ -376,11 +398,14 @@ def widget_errors(page, extra: tuple[str, ...] = (), ignore: tuple[str, ...] = (
         extra: selectors of a widget's own error areas; each visible one with text counts.
         ignore: uncaught browser errors that are the front end's own, known and harmless
             (e.g. ``NOTEBOOK7_OWN_ERRORS``), left out by their exact message.
+        raising: indices of cells (all cells, in notebook order) that show an error on
+            purpose (tagged ``raises-exception``): their tracebacks are not counted.
     """
-    found = page.evaluate(ERRORS_JS, [EMPTY_WIDGET, list(extra)])
+    args = [EMPTY_WIDGET, list(extra), list(raising)]
+    found = page.evaluate(ERRORS_JS, args)
     if EMPTY_WIDGET in found:  # a view may still be rendering: look again
         page.wait_for_timeout(1500)
-        found = page.evaluate(ERRORS_JS, [EMPTY_WIDGET, list(extra)])
+        found = page.evaluate(ERRORS_JS, args)
     uncaught = [e for e in getattr(page, "page_errors", []) if e not in ignore]
     return found + [f"uncaught in the browser: {e}" for e in uncaught]
 

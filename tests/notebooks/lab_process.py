@@ -52,6 +52,20 @@ class LabServer:
         kids = psutil.Process(self.proc.pid).children(recursive=True)
         return {p.pid for p in kids if "ipykernel_launcher" in " ".join(_cmdline(p))}
 
+    def kernel_pid(self, notebook: str) -> int | None:
+        """Process id of the kernel of the session of ``notebook`` (None while it has none).
+        A server keeps a notebook's kernel when its page closes: opening it again reuses it."""
+        import psutil  # ipykernel's dependency
+
+        url = f"{self.url}/api/sessions?token={self.token}"
+        with urllib.request.urlopen(url, timeout=10) as r:
+            sessions = json.load(r)
+        ids = [s["kernel"]["id"] for s in sessions if s.get("path") == notebook and s["kernel"]]
+        for proc in psutil.Process(self.proc.pid).children(recursive=True):
+            if ids and any(f"kernel-{ids[0]}.json" in arg for arg in _cmdline(proc)):
+                return proc.pid
+        return None
+
     def kernel_restarts(self) -> int:
         """How many times the server has restarted a dead kernel so far (its log says so)."""
         return self.log.read_text(errors="replace").count("restarting kernel")

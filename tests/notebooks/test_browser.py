@@ -18,6 +18,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+import nbformat
 import pytest
 from lab_harness import (
     SCREENSHOTS,
@@ -26,6 +27,7 @@ from lab_harness import (
     open_kernel,
     run_all_cells,
     screenshot,
+    traceback_cells,
     unexecuted_cells,
     widget_errors,
 )
@@ -80,9 +82,11 @@ def test_notebook_in_lab(target, lab_server, lab_page):
     restarts = lab_server.kernel_restarts()
     pid = open_kernel(page, lab_server, target.notebook)
     ran = run_all_cells(page)
+    raising = _raising_cells(path)
+    assert set(raising) <= set(traceback_cells(page)), f"{target.notebook}: a refusal did not show"
     screenshot(page, f"{stem}-1-run-all")
     assert unexecuted_cells(page) == [], f"{target.notebook}: Run All stopped early"
-    assert widget_errors(page, TV_ERRORS) == []
+    assert widget_errors(page, TV_ERRORS, raising=raising) == []
     if target.graph:
         check_graph_readable(page, target)
         check_graph_click(page, target, stem)
@@ -90,9 +94,18 @@ def test_notebook_in_lab(target, lab_server, lab_page):
         check_stepper_follows_current(page, stem)
     if target.slider_box:
         check_slider_redraws(page, target, stem)
-    assert widget_errors(page, TV_ERRORS) == []
+    assert widget_errors(page, TV_ERRORS, raising=raising) == []
     idle_click_step_alive(page, lab_server, pid, restarts)
     print(f"{target.notebook}: run all {ran:.1f} s, test {time.monotonic() - started:.1f} s")
+
+
+def _raising_cells(path: Path) -> tuple[int, ...]:
+    """Cells that show an error on purpose (tagged ``raises-exception``, as 09's refusals);
+    each must show one, and no other cell may."""
+    nb = nbformat.read(path, as_version=4)
+    return tuple(
+        i for i, c in enumerate(nb.cells) if "raises-exception" in c.metadata.get("tags", [])
+    )
 
 
 def check_graph_click(page, target: Target, stem: str) -> None:
