@@ -10,7 +10,8 @@ pinv (Golub and Pereyra): constant rank assumed.
 
 Degenerate points raise ``ValueError`` naming the function: a singular matrix (inv,
 slogdet, solve), repeated eigenvalues or singular values when eigenvector or singular-vector
-gradients flow (the derivative does not exist there).
+gradients flow (the derivative does not exist there). When only the values flow, the
+gradient at repeated values is one element of the subdifferential (documented on the ops).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ import numpy as np
 
 from .. import kernel_names as K
 from .. import ops as o
-from ..engine import KernelError
+from ..engine import KernelError, tracks
 from ..tensor import Tensor
 
 
@@ -128,7 +129,16 @@ def _gaps(w, op, what):
     scale = np.finfo(w.dtype).eps * max(1.0, float(np.max(np.abs(w._array), initial=0.0)))
     if np.any(np.abs(d[..., off]) <= scale):
         raise ValueError(f"{op}: repeated {what}; the gradient of the vectors does not exist "
-                         f"there (the values alone are differentiable)")  # fmt: skip
+                         f"there (they are not unique). The {what} alone are not differentiable "
+                         f"there either; their gradient is one element of the subdifferential "
+                         f"(tv.linalg.{op}'s docs)")  # fmt: skip
+
+
+def _flows(dy) -> bool:
+    """True when the gradient ``dy`` of eigen- or singular vectors can be non-zero: it is,
+    or an outer tape records it (``jvp``'s double VJP differentiates with respect to a dy
+    that is all zeros at the point, so skipping the term on its value would lose it)."""
+    return bool(np.any(dy._array)) or tracks(dy)
 
 
 def _inv_gaps(w, square):
@@ -147,7 +157,7 @@ def _eigh(dy, saved, attrs):
     def dx():
         n = w.shape[-1]
         t = o.matmul(v * o.expand_dims(dw, -2), _T(v))
-        if np.any(dv._array):
+        if _flows(dv):
             _gaps(w, "eigh", "eigenvalues")
             t = t + o.matmul(o.matmul(v, _inv_gaps(w, False) * o.matmul(_T(v), dv)), _T(v))
         k = -1 if attrs["UPLO"] == "L" else 1
@@ -168,7 +178,7 @@ def _svd_thin(dy, x, u, s, vh):
     gu, gs, gvh = dy
     m, n = x.shape[-2:]
     k = min(m, n)
-    flows = np.any(gu._array) or np.any(gvh._array)
+    flows = _flows(gu) or _flows(gvh)
     if flows:
         _gaps(s, "svd", "singular values")
         if m != n and np.any(s._array == 0):

@@ -64,10 +64,15 @@ def _count(x: Tensor, axes) -> int:
 
 
 def mean(x, axis=None, keepdims: bool = False) -> Tensor:
-    """Mean over ``axis``: ``sum / n`` (a composite of ops)."""
+    """Mean over ``axis``: ``sum / n`` (a composite of ops). float16 is summed in float32
+    and the mean cast back, as numpy does (a float16 sum of 10,000 thirties overflows)."""
     x = as_tensor(x, "mean")
     require_float(x, "mean")
     axes = norm_axis(axis, x.ndim, "mean")
+    if x.dtype == np.float16:
+        from .elementwise import cast
+
+        return cast(sum(cast(x, np.float32), axes, keepdims) / _count(x, axes), np.float16)
     return sum(x, axes, keepdims) / _count(x, axes)
 
 
