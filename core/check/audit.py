@@ -248,6 +248,8 @@ class AuditReport(HtmlRepr):
 def _skip_reason(node) -> str | None:
     if node.grad is None:
         return "not differentiable (no gradient)"
+    if node.kernel == "StopGradient":
+        return "stop_gradient: its gradient is zero by design, not the derivative"
     if any(t._data is None for t in node.inputs.values()):
         return "an input was disposed"
     if not any(t.dtype.kind == "f" and type(t) is not _Constant for t in node.inputs.values()):

@@ -171,7 +171,7 @@ class InputCheck:
             return f"{head}: {status}: nothing to compare"
         kink = np.zeros(self.abs_err.shape, bool) if self.kinks is None else self.kinks
         smooth = ~kink & ~self.unchecked  # the elements judged by the band
-        w = self._worst(smooth)
+        w = self._worst(smooth | ~self.passed_mask)
         bad = int((~self.passed_mask).sum())
         parts = [f"{head}: {status}"]
         if w is not None:
@@ -189,8 +189,9 @@ class InputCheck:
             )
         if n_un:
             parts.append(
-                f"{n_un} element(s) not checkable: f is not finite next to the point (a "
-                "domain edge such as sqrt at 0, or a pole), so finite differences say nothing"
+                f"{n_un} element(s) not checkable: f is not finite, or jumps, next to the "
+                "point (a domain edge such as sqrt at 0, a pole, a discontinuity such as the "
+                "gradient of max at a tie), so finite differences say nothing there"
             )
         text = "; ".join(parts[:2]) + "".join(f". {p[0].upper()}{p[1:]}" for p in parts[2:])
         text += f". {self.confirmed}" if self.confirmed else ""

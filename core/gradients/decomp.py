@@ -3,7 +3,10 @@ stacks of matrices. The formulas are autograd's (``autograd/numpy/linalg.py``) u
 
 inv: da = -y^T dy y^T.  det: da = dy y inv(a)^T, at a singular a the adjugate (SVD).  slogdet: da = dlogabs inv(a)^T.
 solve (x = a^-1 b): db = solve(a^T, dy), da = -db x^T.
-cholesky (Murray 2016): S = L^-T Phi(L^T dy) L^-1, da = (S + S^T) / 2.
+cholesky (Murray 2016): S = L^-T Phi(L^T dy) L^-1, G = (S + S^T) / 2 is the gradient for a
+symmetric input (autograd's, PyTorch's); numpy reads the lower triangle only, so, as for eigh,
+da is G folded onto it: 2 G below the diagonal, G on it, 0 above (the derivative of what
+numpy computes; the same gradient for any input built symmetric, such as a a^T).
 eigh: da = V (diag(dw) + F o (V^T dV)) V^T, F_ij = 1 / (w_j - w_i), read through the lower
 triangle (UPLO="L") as numpy reads it.  svd (Townsend 2016, thin).  qr (m >= n): see _qr.
 pinv (Golub and Pereyra): constant rank assumed.
@@ -118,7 +121,8 @@ def _cholesky(dy, saved, attrs):
         n = L.shape[-1]
         phi = o.tril(o.matmul(_T(L), dy)) / (_eye(n, L) + 1)
         s = o.linalg.solve(_T(L), _T(o.linalg.solve(_T(L), _T(phi))))
-        return (s + _T(s)) / 2
+        fold = np.tril(np.ones((n, n)), -1) * 2 + np.eye(n)  # numpy reads the lower triangle
+        return (s + _T(s)) / 2 * Tensor(fold.astype(s.dtype))
 
     return {"x": dx}
 

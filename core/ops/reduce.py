@@ -124,14 +124,15 @@ def logsumexp(x, axis=None, keepdims: bool = False) -> Tensor:
     axes = norm_axis(axis, x.ndim, "logsumexp")
     reduced = range(x.ndim) if axes is None else axes
     if any(x.shape[a] == 0 for a in reduced):  # an empty sum: log(0) = -inf (PyTorch)
-        shape = tuple(1 if i in reduced else n for i, n in enumerate(x.shape))
-        m = Tensor(np.zeros(shape, x.dtype))
+        # -inf, still connected to x (an empty gradient) but through 0 * sum: log(0)'s
+        # 1/0 would make every derivative through it NaN (0 * inf), second order included
+        out = sum(x, axes, keepdims=True) * 0 + Tensor(np.array(-np.inf, x.dtype))
     else:
         m = stop_gradient(max(x, axes, keepdims=True))
-    infinite = np.isinf(m.numpy())
-    if infinite.any():  # shift by 0 there: x - m would be inf - inf = NaN
-        m = where(Tensor(infinite), np.zeros((), x.dtype), m)
-    out = log(sum(exp(x - m), axes, keepdims=True)) + m
+        infinite = np.isinf(m.numpy())
+        if infinite.any():  # shift by 0 there: x - m would be inf - inf = NaN
+            m = where(Tensor(infinite), np.zeros((), x.dtype), m)
+        out = log(sum(exp(x - m), axes, keepdims=True)) + m
     if keepdims:
         return out
     from .shape import squeeze
