@@ -169,6 +169,12 @@ def check_grads(f, *args, order=1, eps=None, atol=None, rtol=None, mode="full",
     (catching gradients that ignore dy, or that change between runs), and forward mode is
     compared through ``core.jvp``. ``order=2`` also checks the gradient of the gradient: the
     VJP ``(x, dy) -> Jᵀdy`` differentiated with respect to every input and to ``dy``.
+    Before a mismatch is reported it is looked at again (Richardson extrapolation and larger
+    steps, ``core/check/confirm.py``): the line says whether the failure was confirmed or
+    was the finite difference's error. Elements on a kink accept any value between the
+    one-sided derivatives; elements where f is not finite or jumps nearby are "not
+    checkable"; stop_gradient's value is held constant on the numerical side too. Each line
+    says what it compared.
 
     Args:
         f: a function of tensors returning a floating tensor, or a tuple, list or dict of
