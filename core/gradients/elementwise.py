@@ -293,7 +293,7 @@ GRADIENTS = [
     (K.SUB, _sub, (), ()),
     (K.MUL, _mul, ("a", "b"), (), {"a": ("b",), "b": ("a",)}),
     (K.DIV, _div, ("a", "b"), (), {"a": ("b",), "b": ("a", "b")}),
-    (K.POW, _pow, ("a", "b"), (0,), {"a": ("a", "b"), "b": ("a",), 0: ("b",)}),
+    (K.POW, _pow, ("a", "b"), (0,), {"a": ("a", "b"), "b": ("a", "b"), 0: ("b",)}),
     (K.MAXIMUM, _maximum, ("a", "b"), ()),
     (K.MINIMUM, _minimum, ("a", "b"), ()),
     (K.SELECT, _select, ("condition",), ()),

@@ -15,7 +15,7 @@ import numpy as np
 from .. import kernel_names as K
 from ..engine import run_kernel
 from ..tensor import Tensor
-from ._util import as_tensor, binary_args, require_float
+from ._util import as_tensor, binary_args, require_float, unchanged
 from .elementwise import _unary, abs, cast, maximum, minimum, not_equal, pow, where
 
 sinh = _unary(K.SINH, "sinh")
@@ -41,7 +41,7 @@ def round(x, decimals: int = 0) -> Tensor:  # noqa: A001 - numpy's name
     """Round half to even to ``decimals`` places, as ``numpy.round``; gradient 0."""
     x = as_tensor(x, "round")
     if x.dtype.kind in "iub" and decimals >= 0:
-        return x  # integers are already round (numpy returns them unchanged)
+        return unchanged(x)  # integers are already round (numpy returns them unchanged)
     require_float(x, "round")
     return run_kernel(K.ROUND, {"x": x}, {"decimals": int(decimals)})
 
@@ -112,7 +112,7 @@ def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None) -> Tensor:
     """
     x = as_tensor(x, "nan_to_num")
     if x.dtype.kind != "f":
-        return x
+        return unchanged(x)
     big = np.finfo(x.dtype).max
     posinf = big if posinf is None else posinf
     neginf = -big if neginf is None else neginf
