@@ -8,6 +8,8 @@ the program's last float value:
 - ``grad``: the gradient (``tv.grads``) against ``torch.autograd.grad``;
 - ``hvp_rr``: the Hessian-vector product by reverse over reverse (a tape over ``tv.grads``);
 - ``hvp_fr``: the same product by forward over reverse (``tv.jvp`` of ``tv.grads``);
+- ``hvp_tape``: the same product from one persistent tape whose ``gradient`` is called inside
+  its own ``with`` block (so the tape records it) and then differentiated again;
 - ``jvp``: ``tv.jvp`` of the last float value.
 
 PyTorch's answers (float64) are the oracle of the last four; rounding is allowed for by
@@ -18,7 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
-MODES = ("value", "grad", "hvp_rr", "hvp_fr", "jvp")
+MODES = ("value", "grad", "hvp_rr", "hvp_fr", "hvp_tape", "jvp")
 
 HARNESS_TV = '''\
 def tv_loss(f, xs, diff, ws):
@@ -53,6 +55,13 @@ def tv_modes(f, xs, diff, ws, us, last):
             total = sum(tv.sum(g * tv.tensor(u.astype(g.dtype))) for g, u in zip(gs, us))
         return [h.numpy() for h in outer.gradient(total, xd, unconnected_gradients="zero")]
 
+    def hvp_tape():
+        with tv.Tape(persistent=True) as tape:
+            tape.watch(xd)
+            gs = tape.gradient(loss(*xd), xd, unconnected_gradients="zero")
+            total = sum(tv.sum(g * tv.tensor(u.astype(g.dtype))) for g, u in zip(gs, us))
+        return [h.numpy() for h in tape.gradient(total, xd, unconnected_gradients="zero")]
+
     def hvp_fr():
         def flat_grad(*xd):
             return tv.concat([tv.ravel(g) for g in tv.grads(loss)(*xd)])
@@ -70,7 +79,8 @@ def tv_modes(f, xs, diff, ws, us, last):
         tangents = [tv.tensor(u.astype(x.dtype)) for u, x in zip(us, xd)]
         return [tv.jvp(out, xd, tangents)[1].numpy()]
 
-    return {"value": value, "grad": grad, "hvp_rr": hvp_rr, "hvp_fr": hvp_fr, "jvp": jvp}
+    return {"value": value, "grad": grad, "hvp_rr": hvp_rr, "hvp_fr": hvp_fr,
+            "hvp_tape": hvp_tape, "jvp": jvp}
 '''
 
 HARNESS_TORCH = '''\
@@ -123,7 +133,8 @@ def th_modes(f, xs, diff, ws, us, last, DT):
         (jv,) = torch.autograd.grad(total, dy, allow_unused=True)
         return [np.zeros(y.shape) if jv is None else jv.detach().numpy()]
 
-    return {"value": value, "grad": grad, "hvp_rr": hvp, "hvp_fr": hvp, "jvp": jvp}
+    return {"value": value, "grad": grad, "hvp_rr": hvp, "hvp_fr": hvp, "hvp_tape": hvp,
+            "jvp": jvp}
 '''
 
 ULPS = 16  # rounding allowed beyond the measured amplification (see mismatch)
