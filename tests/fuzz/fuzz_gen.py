@@ -27,6 +27,11 @@ SHAPES = [(), (1,), (3,), (2, 3), (1, 3), (3, 1), (0,), (0, 3), (2, 1, 3), (2, 2
 SCALARS = [2.0, -1.5, 0.5, 1.0, 0.0, 3, -2, 1, True]
 SPECIAL_SCALARS = [NAN, INF, -INF, -0.0]
 FLOATS = ("float64", "float32", "float16")
+TARGETS = ("labels", "probs")  # the rhs rules of a loss's targets
+# The derivative of |x| is sign(x); at x = NaN numpy's sign (so HIPS autograd and JAX, and
+# tapeviz) gives NaN, PyTorch's sgn gives 0 (its abs backward is grad * sgn(x)). Programs
+# where abs sees a NaN are tagged; their NaN-against-a-number derivatives are that convention.
+NAN_SIGN = ("abs", "fabs")
 
 _NS: dict = {}
 exec(COMMON + NUMPY, _NS)  # noqa: S102 - the numpy mirror's own prelude
@@ -164,13 +169,13 @@ class Generator:
         return prog
 
     # --- operands ---------------------------------------------------------------------------
-    def _new_leaf(self, shape, domain, float_only, diff_ok=True) -> str:
+    def _new_leaf(self, shape, domain, float_only, diff_ok=True, special=None) -> str:
         rng, p = self.rng, self.p
         kinds = list(p.dtypes)
         dtype = kinds[int(rng.choice(len(kinds), p=list(p.dtypes.values())))]
         if float_only and dtype not in FLOATS:
             dtype = "float64"
-        v = values(rng, shape, dtype, domain, self.special)
+        v = values(rng, shape, dtype, domain, self.special if special is None else special)
         name = f"x{len(self.prog.leaves)}"
         kind = "variable" if rng.random() < p.variables else "tensor"
         self.prog.leaves.append(Leaf(name, v, kind, diff_ok and v.dtype.kind == "f"))
@@ -200,7 +205,8 @@ class Generator:
                 )
             )
         )
-        v = values(rng, shape, dtype, domain, self.special and op.rhs != "labels")
+        # labels are numbers in [0, 1] (bce checks) or a distribution (softmax_ce): finite
+        v = values(rng, shape, dtype, domain, self.special and op.rhs not in TARGETS)
         if kind in ("list", "tuple") and v.ndim == 0:  # a 0-d list is a Python number
             return Const("scalar", v.item())
         if kind in ("list", "tuple"):
@@ -213,15 +219,15 @@ class Generator:
         if op.rhs == "where" and i == 2:
             return Const("array", rng.random(rhs_shape("where", first_shape_, rng)) < 0.5)
         shape = rhs_shape(op.rhs, first_shape_, rng)
-        if op.rhs in ("labels",):
+        if op.rhs in TARGETS:
             domain = "prob"
         kind = str(rng.choice(op.consts))
         if kind == "list" and rng.random() < 0.3:
             kind = "tuple"
         if kind == "scalar" and op.rhs not in ("bcast", "where"):
             kind = "value"
-        if kind == "value" and op.rhs == "labels":  # losses check labels are in [0, 1]
-            return self._new_leaf(shape, "prob", True)
+        if kind == "value" and op.rhs in TARGETS:  # a fresh leaf of targets (see _const)
+            return self._new_leaf(shape, "prob", True, special=False)
         if kind == "value":
             return self._pick_value("any", domain, op.float_only, shape)
         return self._const(kind, shape, domain, op)
@@ -238,6 +244,8 @@ class Generator:
             # LAPACK leaves its results on NaN/inf input unspecified (numpy and PyTorch differ
             # there, e.g. inv: 0 against NaN): no oracle exists, so none is drawn
             raise Refused("non-finite input to a linear-algebra op")
+        if op.name in NAN_SIGN and any(np.isnan(self._value(x)).any() for x in args):
+            self.prog.tags.add("nan-sign")
         shapes = [self._shape(x) for x in args]
         params = op.params(rng, shapes) if op.params else {}
         form = int(rng.integers(len(op.forms)))

@@ -140,7 +140,7 @@ def th_modes(f, xs, diff, ws, us, last, DT):
 ULPS = 16  # rounding allowed beyond the measured amplification (see mismatch)
 
 
-def mismatch(got, want, dtype, err=None) -> str | None:
+def mismatch(got, want, dtype, err=None, nan_ok=False) -> str | None:
     """Why ``got`` (tapeviz, in ``dtype``) is not ``want`` (the oracle, exact), or None.
 
     NaN must meet NaN and an infinity the same infinity. Finite values may differ by
@@ -148,12 +148,16 @@ def mismatch(got, want, dtype, err=None) -> str | None:
     least 1), plus 4x ``err``: the difference PyTorch itself shows between this program run
     in lower precision and in float64 (scaled to ``dtype``), which measures how much the
     program amplifies rounding at this point (cancellation, a near-singular matrix).
+    ``nan_ok``: a NaN of tapeviz against a number is a documented convention here.
     """
     got, want = np.asarray(got), np.asarray(want)
     if got.shape != want.shape:
         return f"shape {got.shape}, oracle {want.shape}"
     g, w = got.astype(np.float64), want.astype(np.float64)
     gn, wn = np.isnan(g), np.isnan(w)
+    if nan_ok:
+        w = np.where(gn, np.nan, w)
+        wn = np.isnan(w)
     if (gn & ~wn).any():
         i = _first(gn & ~wn)
         return f"NaN where the oracle has {w[i]!r} (at {i})"
