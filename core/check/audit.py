@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .. import engine, source_location
+from .. import kernel_names as K
 from ..backward import GradientError, _check_grad
 from ..display import HtmlRepr
 from ..tensor import Tensor
@@ -236,6 +237,8 @@ def _skip_reason(node) -> str | None:
         return "an input was disposed"
     if not any(t.dtype.kind == "f" for t in node.inputs.values()):
         return "no floating input"
+    if node.kernel == K.STOP_GRADIENT:  # logsumexp and others use it inside: not an error
+        return "stop_gradient: its gradient is 0 by definition, not its forward's derivative"
     prim = node.primitive
     if node.backend not in prim.kernels and prim.forward is None:
         if prim.kind == "builtin":
