@@ -220,6 +220,19 @@ def t_bce(y, p):
     return -torch.mean(y * torch.log(q) + (1 - y) * torch.log(1 - q))
 
 
+def t_solve(a, b):
+    """numpy 2's rule: b is a vector only when 1-D, else (a stack of) matrices."""
+    if b.ndim == 1:
+        return torch.linalg.solve(a, b.unsqueeze(-1)).squeeze(-1)
+    batch = torch.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+    return torch.linalg.solve(a.expand(*batch, *a.shape[-2:]), b.expand(*batch, *b.shape[-2:]))
+
+
+def t_sign(x):
+    """numpy's sign: NaN at NaN (PyTorch's gives 0)."""
+    return torch.where(torch.isnan(x), x, torch.sign(x))
+
+
 def t_conv2d(x, w, s, pad):
     kh, kw = w.shape[:2]
     x = x.permute(0, 3, 1, 2)

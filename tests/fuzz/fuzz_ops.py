@@ -88,7 +88,7 @@ unary("selu", np_t="SELU_SCALE * np.where({a} > 0, {a}, SELU_ALPHA * np.expm1({a
 unary("softplus", np_t="np.logaddexp({a}, 0)", torch_t="F.softplus({a})")
 unary("abs", np_t="np.abs({a})", np_name="absolute", float_only=False)
 unary("fabs", np_t="np.fabs({a})", torch_t="torch.abs({a})")
-unary("sign", np_t="np.sign({a})", float_only=False)
+unary("sign", np_t="np.sign({a})", torch_t="t_sign({a})", float_only=False)
 unary("floor", float_only=False)
 unary("ceil", float_only=False)
 unary("nan_to_num", float_only=False)

@@ -284,7 +284,7 @@ add("eigh_vectors_sq", [f"tv.linalg.eigh({SYM_TV})[1] ** 2",
     f"np.linalg.eigh({SYM_TV}).eigenvectors ** 2"], f"np.linalg.eigh({SYM})[1] ** 2",
     f"torch.linalg.eigh({SYM_T})[1] ** 2", **S)  # fmt: skip
 add("solve", ["tv.linalg.solve({a}, {b})", "np.linalg.solve({a}, {b})"],
-    "np.linalg.solve({a}, {b})", "torch.linalg.solve(_t({a}), _t({b}))", nargs=2, rhs="solve",
+    "np.linalg.solve({a}, {b})", "t_solve(_t({a}), _t({b}))", nargs=2, rhs="solve",
     consts=("value", "array"), swap=False, **S)  # fmt: skip
 add("matrix_power", ["tv.linalg.matrix_power({a}, {n})", "np.linalg.matrix_power({a}, {n})"],
     "np.linalg.matrix_power({a}, {n})", "torch.linalg.matrix_power({a}, {n})",
