@@ -16,7 +16,16 @@ from .. import kernel_names as K
 from ..engine import run_kernel
 from ..tensor import Tensor
 from ._util import as_tensor, binary_args, require_float, unchanged
-from .elementwise import _unary, abs, cast, maximum, minimum, not_equal, pow, where
+from .elementwise import (
+    _unary,
+    abs,
+    cast,
+    greater_equal,
+    less_equal,
+    not_equal,
+    pow,
+    where,
+)
 
 sinh = _unary(K.SINH, "sinh")
 cosh = _unary(K.COSH, "cosh")
@@ -95,14 +104,14 @@ def fabs(x) -> Tensor:
 
 def fmax(a, b) -> Tensor:
     """Elementwise maximum ignoring NaN (``numpy.fmax``). At ties ``a`` gets the gradient."""
-    a, b = binary_args(a, b, "fmax")
-    return where(not_equal(b, b), a, where(not_equal(a, a), b, maximum(a, b)))
+    a, b = binary_args(a, b, "fmax")  # a select (not maximum, which halves at a tie)
+    return where(not_equal(b, b), a, where(not_equal(a, a), b, where(greater_equal(a, b), a, b)))
 
 
 def fmin(a, b) -> Tensor:
     """Elementwise minimum ignoring NaN (``numpy.fmin``). At ties ``a`` gets the gradient."""
-    a, b = binary_args(a, b, "fmin")
-    return where(not_equal(b, b), a, where(not_equal(a, a), b, minimum(a, b)))
+    a, b = binary_args(a, b, "fmin")  # a select (not minimum, which halves at a tie)
+    return where(not_equal(b, b), a, where(not_equal(a, a), b, where(less_equal(a, b), a, b)))
 
 
 def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None) -> Tensor:

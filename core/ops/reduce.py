@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import builtins
+
 import numpy as np
 
 from .. import kernel_names as K
@@ -81,7 +83,8 @@ def var(x, axis=None, keepdims: bool = False, ddof: int = 0) -> Tensor:
     x = as_tensor(x, "var")
     axes = norm_axis(axis, x.ndim, "var")
     d = x - mean(x, axes, keepdims=True)
-    return sum(d * d, axes, keepdims) / (_count(x, axes) - ddof)
+    # numpy and PyTorch divide by max(n - ddof, 0): inf or NaN, never a negative variance
+    return sum(d * d, axes, keepdims) / builtins.max(_count(x, axes) - ddof, 0)
 
 
 def std(x, axis=None, keepdims: bool = False, ddof: int = 0) -> Tensor:
