@@ -9,7 +9,7 @@ PYTEST_ARGS ?=
 # the venv's "python3" kernelspec comes before any user-level one (~/.local/share/jupyter)
 JUPYTER_ENV := JUPYTER_PATH="$(CURDIR)/$(VENV)/share/jupyter"
 
-.PHONY: lab test lint bench pictures venv clean
+.PHONY: lab test fuzz lint bench pictures venv clean
 
 $(STAMP): pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -32,6 +32,10 @@ test: $(STAMP)
 	$(BIN)/ruff format --check .
 	$(BIN)/python -m pytest $(PYTEST_ARGS) || { rc=$$?; \
 	  [ $$rc -ne 5 ] || echo "make test: no tests collected; check PYTEST_ARGS" >&2; exit $$rc; }
+
+# the differential fuzzer's long profile (tests/fuzz; its fast profile runs in `make test`)
+fuzz: $(STAMP)
+	FUZZ_PROFILE=long $(BIN)/python -m pytest tests/fuzz $(PYTEST_ARGS)
 
 lint: $(STAMP)
 	$(BIN)/ruff check --fix .

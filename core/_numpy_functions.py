@@ -92,11 +92,7 @@ def _reshape(a, /, shape=None, order="C", *, newshape=None, copy=None):
 def _clip(a, a_min=_NO, a_max=_NO, out=None, *, min=_NO, max=_NO, **kw):  # noqa: A002
     _check("clip", out=out)
     lo, hi = (min if a_min is _NO else a_min), (max if a_max is _NO else a_max)
-    lo = -np.inf if lo is _NO or lo is None else lo
-    hi = np.inf if hi is _NO or hi is None else hi
-    if isinstance(lo, Tensor) or isinstance(hi, Tensor) or np.ndim(lo) or np.ndim(hi):
-        return o.minimum(o.maximum(a, lo), hi)  # array bounds: numpy's own definition
-    return o.clip(a, lo, hi)
+    return o.clip(a, None if lo is _NO else lo, None if hi is _NO else hi)
 
 
 def _pad(array, pad_width, mode="constant", **kwargs):
@@ -177,7 +173,7 @@ FUNCTIONS = {
     np.pad: _pad,
     np.clip: _clip,
     np.where: _where,
-    np.copy: lambda a, order="K", subok=False: a,
+    np.copy: lambda a, order="K", subok=False: o.identity(a),  # a copy is a new tensor
     np.round: _round,
     np.around: _round,
     np.sinc: o.sinc,

@@ -96,6 +96,13 @@ def reverse(tape, target, sources, output_gradients, unconnected_gradients):
     for s in targets + flat_sources:
         if not isinstance(s, Tensor):
             raise TypeError(f"Tape.gradient: expected Tensors, got {type(s).__name__}")
+    for s in flat_sources:
+        if s._shape_dtype()[1].kind != "f":
+            raise TypeError(
+                f"Tape.gradient: source {s._label()} is {s._shape_dtype()[1]}; only floating "
+                "tensors have gradients (its gradient would always be None): compute with a "
+                "float copy, x = tv.cast(x, 'float32'), and differentiate with respect to it"
+            )
     grads = _seed(targets, output_gradients)
     for s in flat_sources:  # a gradient source is an input of the recorded computation
         tape.watched.setdefault(s.id, s)
@@ -115,11 +122,14 @@ def reverse(tape, target, sources, output_gradients, unconnected_gradients):
     tape.backward_nodes = []
     tape.backward_steps = []
     outer = engine._RECORDING.get()
-    tapes = tuple(t for t in outer.tapes if t is not tape) if outer is not None else ()
+    # every tape recording here records the gradient's ops (higher order), the tape being
+    # differentiated too when its own `with` block is open (TensorFlow's rule): its nodes
+    # to process were chosen above, so the nodes it adds now are not walked
+    tapes = outer.tapes if outer is not None else ()
     enclosing = outer.backward if outer is not None else ()  # a gradient inside a gradient
     keep = None if tapes or enclosing else engine.settings.backward_keep_bytes
     bw = BackwardPass(tape, keep)
-    rec = engine.Recording(tapes, enclosing + (bw,))
+    rec = engine.Recording(tapes, enclosing + (bw,), None, outer.observer if outer else None)
     source = engine.caller_source()  # built-in gradients' ops are drawn at this line
     source_ids = {s.id for s in flat_sources}
     with engine.recording_as(rec):

@@ -15,7 +15,7 @@ import sys
 import numpy as np
 
 from .backend_registry import _GLOBAL_BACKEND, _SCOPED_BACKEND, get_backend
-from .registry import _PRIMITIVES, _missing_kernel_message
+from .registry import _PRIMITIVES, OVERRIDES, _missing_kernel_message
 from .tensor import DisposedError, Tensor, Variable
 from .tensor_data import _Foreign, mark_views
 
@@ -30,18 +30,22 @@ class Recording:
     the gradient ops as its tape's backward nodes; usually none or one).
     ``source``: the user line to give every node, while a built-in gradient runs (so no
     frame walk per op), else None.
+    ``observer``: while a custom-gradient forward runs (``core/custom/builder.py``,
+    ``ForwardUses``), the recorder in ``tapes`` that only notes which tensors the forward
+    reads; it tracks nothing itself.
 
     ``_RECORDING`` is None when nothing records (no tape, or inside ``no_grad``): then
     ``run_kernel`` pays one ``.get()``.
     """
 
-    __slots__ = ("tapes", "backward", "source")
+    __slots__ = ("tapes", "backward", "source", "observer")
 
-    def __init__(self, tapes: tuple = (), backward: tuple = (), source=None):
+    def __init__(self, tapes: tuple = (), backward: tuple = (), source=None, observer=None):
         self.tapes, self.backward, self.source = tapes, backward, source
+        self.observer = observer
 
     def with_tape(self, tape) -> Recording:
-        return Recording(self.tapes + (tape,), self.backward, self.source)
+        return Recording(self.tapes + (tape,), self.backward, self.source, self.observer)
 
 
 _RECORDING: contextvars.ContextVar[Recording | None] = contextvars.ContextVar(
@@ -73,10 +77,23 @@ def tracks(t: Tensor) -> bool:
     rec = _RECORDING.get()
     if rec is None:
         return False
+    tapes = rec.tapes + tuple(b.tape for b in rec.backward)
+    if rec.observer is not None:  # a custom forward's observer tracks nothing itself
+        tapes = tuple(tape for tape in tapes if tape is not rec.observer)
+        if not tapes:
+            return False
     if isinstance(t, Variable) and t.trainable:
         return True
-    tapes = rec.tapes + tuple(b.tape for b in rec.backward)
     return any(t.id in tape._producer or t.id in tape.watched for tape in tapes)
+
+
+def tracks_in(rec: Recording | None, t: Tensor) -> bool:
+    """``tracks(t)`` as it was under ``rec`` (a Recording saved earlier)."""
+    token = _RECORDING.set(rec)
+    try:
+        return tracks(t)
+    finally:
+        _RECORDING.reset(token)
 
 
 class _Settings:
@@ -154,10 +171,14 @@ def run_kernel(name: str, inputs: dict, attrs: dict | None = None):
     rec = _RECORDING.get()
     if rec is not None:
         source = (rec.source or _user_frame()) if settings.record_source else None
+        grad = prim.grad
+        overrides = OVERRIDES.get()
+        if overrides is not None:  # a gradient_override block open in this context
+            grad = overrides.get(name, grad)
         for tape in rec.tapes:
-            tape._record(prim, backend, inputs, outputs, attrs, prim.grad, source)
+            tape._record(prim, backend, inputs, outputs, attrs, grad, source)
         for bw in rec.backward:
-            bw.record(prim, backend, inputs, outputs, attrs, prim.grad, source)
+            bw.record(prim, backend, inputs, outputs, attrs, grad, source)
     hook = _ANOMALY.get()
     if hook is not None:
         hook(name, inputs, outputs)

@@ -40,15 +40,18 @@ def _name(f) -> str:
 
 def _value_and_grads(f, args, dy, api: str):
     xs = [_input(a, f"{api}({_name(f)})") for a in args]
+    floats = [x for x in xs if x.dtype.kind == "f"]  # an int or bool argument: gradient 0
     with Tape() as tape:
-        tape.watch(xs)
+        tape.watch(floats)
         y = f(*xs)
     if not isinstance(y, Tensor):
         raise TypeError(
             f"{api}({_name(f)}): the function must return a Tensor, got {type(y).__name__}"
         )
-    g = tape.gradient(y, xs, output_gradients=dy, unconnected_gradients="zero")
-    return y, g
+    g = iter(tape.gradient(y, floats, output_gradients=dy, unconnected_gradients="zero"))
+    from . import ops
+
+    return y, [next(g) if x.dtype.kind == "f" else ops.zeros_like(x) for x in xs]
 
 
 def grad(f):
@@ -130,7 +133,10 @@ def variable_grads(f, var_list=None) -> VariableGrads:
         array([2., 4.], dtype=float32)
 
     Returns:
-        ``(value, grads)`` with ``grads`` a dict from variable name (or id) to gradient.
+        ``(value, grads)`` with ``grads`` a dict with one entry per variable: keyed by its
+        name (its id when it has none; ``"name (id N)"`` when several variables share the
+        name, as a deep-copied model's do), and indexable by the variable itself too
+        (``grads[w]``).
     """
     with Tape() as tape:
         if var_list is not None:
@@ -142,8 +148,32 @@ def variable_grads(f, var_list=None) -> VariableGrads:
         var_list = [t for t in tape.watched.values() if isinstance(t, Variable) and t.trainable]
     if not var_list:
         raise ValueError(f"variable_grads({_name(f)}): f uses no trainable variable")
-    gs = tape.gradient(y, list(var_list))
-    return VariableGrads(y, {(v.name or v.id): g for v, g in zip(var_list, gs)})
+    var_list = list(var_list)
+    gs = tape.gradient(y, var_list)
+    return VariableGrads(y, GradsByVariable(var_list, gs))
+
+
+class GradsByVariable(dict):
+    """``variable_grads``' gradients: a dict keyed by variable name (one entry per variable,
+    never two sharing a key: a name several variables carry becomes ``"name (id N)"``),
+    that a ``Variable`` indexes too."""
+
+    def __init__(self, var_list, grads):
+        counts: dict = {}
+        for v in var_list:
+            counts[v.name] = counts.get(v.name, 0) + 1
+        self._keys = {}
+        for v, g in zip(var_list, grads):
+            key = v.id if not v.name else v.name if counts[v.name] == 1 else f"{v.name} (id {v.id})"
+            self._keys[v.id] = key
+            self[key] = g
+
+    def __getitem__(self, key):
+        if isinstance(key, Tensor):
+            if key.id not in self._keys:
+                raise KeyError(f"variable_grads: {key._label()} is not among the variables")
+            key = self._keys[key.id]
+        return super().__getitem__(key)
 
 
 def vjp(f, *primals):
@@ -169,7 +199,9 @@ def vjp(f, *primals):
 
 def jvp(f, primals, tangents):
     """Forward mode: ``(f(*primals), J @ tangents)``, by differentiating a VJP (the
-    double-VJP trick), so it works for every differentiable op.
+    double-VJP trick), so it works for every differentiable op. ``f`` may return a tuple
+    or list of tensors: the tangents come back in the same structure (an int or bool
+    output's tangent is zeros, as it cannot change).
 
     Example:
         >>> import tapeviz.core as core
@@ -190,15 +222,30 @@ def jvp(f, primals, tangents):
         with Tape() as inner:
             inner.watch(primals)
             y = f(*primals)
-        u = Tensor(np.zeros(y.shape, y.dtype))
-        outer.watch(u)
-        gs = inner.gradient(y, primals, output_gradients=u, unconnected_gradients="zero")
+        ys = _outputs(y, f"jvp({_name(f)})")
+        live = [o for o in ys if o.dtype.kind == "f"]
+        us = [Tensor(np.zeros(o.shape, o.dtype)) for o in live]
+        outer.watch(us)
         total = None
-        for g, t in zip(gs, tangents):
-            term = ops.sum(g * t)
-            total = term if total is None else total + term
-    out = outer.gradient(total, u, unconnected_gradients="zero")
-    return y, out
+        if live:
+            gs = inner.gradient(live, primals, output_gradients=us, unconnected_gradients="zero")
+            for g, t in zip(gs, tangents):
+                term = ops.sum(g * t)
+                total = term if total is None else total + term
+    outs = iter(outer.gradient(total, us, unconnected_gradients="zero") if live else ())
+    jv = [next(outs) if o.dtype.kind == "f" else ops.zeros_like(o) for o in ys]
+    return y, (jv[0] if isinstance(y, Tensor) else type(y)(jv))
+
+
+def _outputs(y, where: str) -> list:
+    """The tensors of a function's result: one Tensor, or a tuple/list of them."""
+    ys = [y] if isinstance(y, Tensor) else list(y) if isinstance(y, (tuple, list)) else None
+    if not ys or not all(isinstance(o, Tensor) for o in ys):
+        raise TypeError(
+            f"{where}: the function must return a Tensor or a tuple/list of Tensors, got "
+            f"{type(y).__name__}"
+        )
+    return ys
 
 
 def jacobian(f):

@@ -1,7 +1,9 @@
 """Losses: ``fn(labels, predictions) -> scalar`` (mean over the batch), TensorFlow.js order.
 
 mse = mean((y - p)^2); softmax CE = mean(logsumexp(z) - z[label]) in one fused kernel;
-binary CE from logits = mean(max(z, 0) - z*y + log(1 + exp(-|z|))).
+binary CE from logits = mean(y softplus(-z) + (1 - y) softplus(z)) (= softplus(z) - z y, with
+no cancellation and no kink: max(z, 0) - z y + log(1 + exp(-|z|)) is the same value, but its
+pieces' derivatives at z = 0, relu'(0) = 0 and |z|'(0) = 0, belong to different sides).
 """
 
 from __future__ import annotations
@@ -135,7 +137,7 @@ def binary_cross_entropy(labels, predictions, from_logits: bool = False) -> Tens
         raise ValueError(f"{fn}: labels must be numbers in [0, 1], got {y.dtype} {y.shape}")
     yt = _label_tensor(labels, y, p)
     if from_logits:
-        return ops.mean(ops.relu(p) - p * yt + ops.softplus(-ops.abs(p)))
+        return ops.mean(yt * ops.softplus(-p) + (1 - yt) * ops.softplus(p))
     eps = 1e-7
     q = ops.clip(p, eps, 1 - eps)
     return -ops.mean(yt * ops.log(q) + (1 - yt) * ops.log(1 - q))

@@ -119,13 +119,17 @@ class Node:
     def style(self) -> str:
         """How tapeviz draws it: the primitive's kind for custom primitives, else
         ``"builtin"`` (``"gradient"`` for a backward node) or ``"override"`` when the
-        gradient in force is not the built-in one."""
+        gradient in force replaces a built-in one (a gradient registered for a kernel of
+        the user's, that never had one, is no override: ``"builtin"``)."""
         kind = self.primitive.kind
         if kind != "builtin":
             return kind
         g = self.grad
         if g is not None and not g.builtin:
-            return "override"
+            from .registry import BUILTIN_GRADIENTS
+
+            if self.kernel in BUILTIN_GRADIENTS:
+                return "override"
         return "builtin" if self.grad_of is None else "gradient"
 
     @property

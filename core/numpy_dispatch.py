@@ -24,6 +24,7 @@ import numpy as np
 from . import engine
 from . import ops as o
 from . import tensor as _tensor_module
+from .ops._util import unchanged
 from .tensor import Tensor
 
 __all__ = ["NumpyDispatchError", "array_ufunc", "array_function", "supported"]
@@ -73,7 +74,7 @@ _UFUNCS = {
     np.floor: o.floor, np.ceil: o.ceil, np.rint: o.round, np.deg2rad: o.deg2rad,
     np.rad2deg: o.rad2deg, np.greater: o.greater, np.greater_equal: o.greater_equal,
     np.less: o.less, np.less_equal: o.less_equal, np.equal: o.equal,
-    np.not_equal: o.not_equal, np.matmul: o.matmul, np.positive: lambda x: x,
+    np.not_equal: o.not_equal, np.matmul: o.matmul, np.positive: unchanged,
     np.floor_divide: _floor_divide, np.conjugate: lambda x: x,
     np.trunc: lambda x: o.where(o.greater_equal(x, 0), o.floor(x), o.ceil(x)),
 }  # fmt: skip

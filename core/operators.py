@@ -52,7 +52,7 @@ class TensorOperators:
         return _ops.neg(self)
 
     def __pos__(self):
-        return self
+        return _ops._util.unchanged(self)  # +v of a Variable is a new tensor, as numpy's +a
 
     def __abs__(self):
         return _ops.abs(self)
@@ -115,8 +115,7 @@ class TensorOperators:
 
     def clip(self, min=None, max=None):  # noqa: A002 - numpy's names
         """``x.clip(min, max)``; a missing bound is unbounded."""
-        lo = -float("inf") if min is None else min
-        return _ops.clip(self, lo, float("inf") if max is None else max)
+        return _ops.clip(self, min, max)
 
 
 # Tensor methods that are ops with the tensor first: x.exp(), x.sum(axis=0), …

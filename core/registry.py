@@ -15,6 +15,7 @@ from one explicit list each (``core/backends/<name>/__init__.py``, ``core/gradie
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -276,12 +277,19 @@ def register_gradient(
         tuple((str(k), str(v)) for k, v in (formula or {}).items()),
     )
     prim = primitive(name)
+    if _builtin:
+        BUILTIN_GRADIENTS.add(name)
     if prim.grad is not None and not _builtin:
         warnings.warn(
             f"register_gradient: overriding the gradient of kernel {name!r}", stacklevel=2
         )
     prim.grad = config
     return config
+
+
+# the kernels whose gradient ships with tapeviz: a gradient registered for one of them is an
+# override (drawn dashed); one registered for a kernel of the user's is simply its gradient
+BUILTIN_GRADIENTS: set[str] = set()
 
 
 def unregister_gradient(name: str) -> None:
@@ -294,9 +302,20 @@ def unregister_gradient(name: str) -> None:
 
 
 def get_gradient(name: str) -> GradConfig | None:
-    """The ``GradConfig`` of kernel ``name``, or ``None`` when it is not differentiable."""
+    """The ``GradConfig`` of kernel ``name`` in this context (a ``gradient_override`` in
+    force here wins), or ``None`` when it is not differentiable."""
     prim = _PRIMITIVES.get(name)
-    return prim.grad if prim is not None else None
+    grad = prim.grad if prim is not None else None
+    overrides = OVERRIDES.get()
+    return overrides.get(name, grad) if overrides else grad
+
+
+# the gradient_override blocks open in this context: {kernel name: GradConfig}. A context
+# variable, as the tape's Recording: another thread (fit_in_thread) or an asyncio task that
+# did not open the block keeps the registered gradients (engine.run_kernel reads it)
+OVERRIDES: contextvars.ContextVar[dict | None] = contextvars.ContextVar(
+    "gradient_overrides", default=None
+)
 
 
 @contextlib.contextmanager
@@ -309,20 +328,23 @@ def gradient_override(
     """Within the block, kernel ``name`` uses ``grad_fn``; the previous gradient comes back
     on exit, also when the block raises.
 
-    Without ``inputs_to_save``/``outputs_to_save`` the previous config's choices are kept.
-    Nodes recorded inside the block keep the override until their gradient is computed.
+    The override is context-local, as a tape is: it holds for the code in the block (and
+    the tasks it starts with a copy of its context), not for other threads running at the
+    same time. Without ``inputs_to_save``/``outputs_to_save`` the previous config's choices
+    are kept. Nodes recorded inside the block keep the override until their gradient is
+    computed.
     """
     if not isinstance(name, str) or not name:
         raise TypeError(f"gradient_override: name must be a non-empty kernel name, got {name!r}")
     if not callable(grad_fn):
         raise TypeError(f"gradient_override({name!r}): grad_fn must be callable, got {grad_fn!r}")
-    prim = primitive(name)
-    previous = prim.grad
+    primitive(name)  # a kernel registered later in the block finds its primitive
+    previous = get_gradient(name)
     if inputs_to_save is None:
         inputs_to_save = previous.inputs_to_save if previous else ()
     if outputs_to_save is None:
         outputs_to_save = previous.outputs_to_save if previous else ()
-    prim.grad = override = GradConfig(
+    override = GradConfig(
         name,
         grad_fn,
         tuple(inputs_to_save),
@@ -330,16 +352,19 @@ def gradient_override(
         previous.save_all_inputs if previous else False,
         optional_inputs=previous.optional_inputs if previous else (),
     )
+    token = OVERRIDES.set({**(OVERRIDES.get() or {}), name: override})
     try:
         yield override
     finally:
-        prim.grad = previous
+        OVERRIDES.reset(token)
         _forget_if_empty(name)
 
 
 def gradient_table() -> dict[str, GradConfig]:
     """The whole gradient registry as ``{kernel: GradConfig}`` (a copy)."""
-    return {n: p.grad for n, p in _PRIMITIVES.items() if p.grad is not None}
+    table = {n: p.grad for n, p in _PRIMITIVES.items() if p.grad is not None}
+    table.update(OVERRIDES.get() or {})
+    return table
 
 
 # --- backends (core/backend_registry.py) ---------------------------------------------------

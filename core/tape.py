@@ -89,10 +89,18 @@ class Tape:
         return False
 
     def watch(self, *tensors) -> None:
-        """Mark tensors as sources (drawn as inputs). Any recorded tensor can be a source."""
+        """Mark tensors as sources (drawn as inputs). Any recorded floating tensor can be a
+        source; an int or bool tensor has no gradient (its gradient would always be None), so
+        watching one is a ``TypeError`` (PyTorch's ``requires_grad`` refuses it too)."""
         for t in flatten_tensors(tensors):
             if not isinstance(t, Tensor):
                 raise TypeError(f"Tape.watch: expected Tensors, got {type(t).__name__}")
+            if t._shape_dtype()[1].kind != "f":
+                raise TypeError(
+                    f"Tape.watch: tensor {t._label()} is {t._shape_dtype()[1]}; only floating "
+                    "tensors have gradients. Watch a float copy and compute with it: "
+                    "x = tv.cast(x, 'float32')"
+                )
             self.watched[t.id] = t
 
     def _record(self, prim, backend, inputs, outputs, attrs, grad, source, saved=None):

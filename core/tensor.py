@@ -3,10 +3,18 @@
 A ``Tensor`` knows nothing about the tape: tapes hold references forward to tensors, never
 the other way round, so the hot path makes no reference cycles and CPython frees a graph by
 reference counting alone, without waiting for the cycle collector.
+
+Leaving the tape, one rule: asking for the value explicitly (``x.numpy()``, ``x.item()``,
+``float(x)``, ``int(x)``, ``x.tolist()``) gives it as a constant, also inside a tape: no
+gradient flows through what is computed from it (as PyTorch's ``.item()`` and
+``.detach().numpy()``). An implicit conversion (``np.asarray(x)``, ``np.array(x)``, a numpy
+function without a tapeviz op) of a tensor a gradient could flow through raises inside a
+tape, because it would cut the gradient without being asked to.
 """
 
 from __future__ import annotations
 
+import contextvars
 import itertools
 import sys
 import threading
@@ -35,6 +43,11 @@ class DisposedError(RuntimeError):
 _dispatch: list = [None]
 
 _OPEN_SCOPES = [0]  # tidy scopes open in any thread: Tensor() skips the lookup when 0
+
+# while a custom-gradient forward runs: a function told of every tensor whose value is read
+# as numpy (numpy(), __array__, item()), so one used without being an input is named
+# (core/custom/builder.py, ForwardUses); None otherwise
+READS: contextvars.ContextVar = contextvars.ContextVar("reads", default=None)
 
 
 def _scope_stack() -> list:
@@ -136,7 +149,11 @@ class Tensor(TensorOperators):
         return d
 
     def numpy(self) -> np.ndarray:
-        """The value as a numpy array (a read-only view; copy it to modify)."""
+        """The value as a numpy array (a read-only view; copy it to modify). A constant: no
+        gradient flows through it, inside a tape too (the module docstring's rule)."""
+        hook = READS.get()
+        if hook is not None:
+            hook(self)
         view = self._array.view()
         view.flags.writeable = False
         return view
@@ -149,9 +166,13 @@ class Tensor(TensorOperators):
         return self.numpy()
 
     def item(self):
-        """The value of a one-element tensor as a Python number."""
+        """The value of a one-element tensor as a Python number: a constant, inside a tape too
+        (``float(x)`` and ``int(x)`` are the same; see the module docstring's rule)."""
         if self.size != 1:
             raise ValueError(f"item(): tensor {self._label()} has {self.size} elements, not 1")
+        hook = READS.get()
+        if hook is not None:
+            hook(self)
         return self._array.item()
 
     def tolist(self):
@@ -160,6 +181,9 @@ class Tensor(TensorOperators):
     def __array__(self, dtype=None, copy=None):
         if getattr(_CONVERTING, "on", False):  # a list being made a tensor: stack it (ops)
             raise _HoldsTensor
+        hook = READS.get()
+        if hook is not None:
+            hook(self)
         if self.dtype.kind == "f":
             from .tensor_data import check_not_recorded
 
@@ -255,6 +279,40 @@ class Tensor(TensorOperators):
         return int(self.item())
 
     __hash__ = object.__hash__
+
+    # --- copies and pickles: a new tensor gets a new id ----------------------------------
+    # Tapes, gradients and optimizers key tensors by ``id``; a copy that kept it would take
+    # the original's gradient (a deep-copied teacher model), and an unpickled one would
+    # collide with the tensors of the process that loads it. So every copy is a new tensor.
+    def __reduce_ex__(self, protocol):
+        return (_rebuild, (_public_class(self), self.numpy(), self.name, _extra(self)))
+
+    def __copy__(self):
+        return _rebuild(_public_class(self), self._array, self.name, _extra(self))
+
+    def __deepcopy__(self, memo):
+        out = _rebuild(_public_class(self), self._array.copy(), self.name, _extra(self))
+        memo[id(self)] = out
+        return out
+
+
+def _public_class(t: Tensor) -> type:
+    """The class a copy of ``t`` gets: ``Variable`` or ``Tensor`` (internal subclasses such
+    as a wrapped user array or a constant are plain tensors once copied)."""
+    return Variable if isinstance(t, Variable) else Tensor
+
+
+def _extra(t: Tensor) -> tuple:
+    return (t.trainable,) if isinstance(t, Variable) else ()
+
+
+def _rebuild(cls, data, name, extra=()):
+    """A copy or an unpickled tensor: the value, name (and a variable's ``trainable``), with
+    a fresh id (``Tensor.__reduce_ex__``)."""
+    arr = np.array(data, copy=True)  # its own writable array (a pickle's may be read-only)
+    if cls is Variable:
+        return Variable(arr, name, *extra)
+    return Tensor(arr, name)
 
 
 class Variable(Tensor):

@@ -24,7 +24,8 @@ _DETACH_MESSAGE = (
     "(np.asarray, np.array, a numpy function without a tapeviz dispatch) would silently cut "
     "its gradient. Use tapeviz ops instead: tv.stack([...]) or tv.tensor([...]) for a list "
     "of tensors, tv.exp/tv.sum/... for np.exp/np.sum/...; or take a constant on purpose with "
-    "x.numpy() or tv.stop_gradient(x)"
+    "x.numpy(), x.item() or float(x) (explicit requests for the value are constants, inside a "
+    "tape too) or tv.stop_gradient(x)"
 )
 
 

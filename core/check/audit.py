@@ -11,6 +11,7 @@ tensors); a primitive with neither is skipped, with the reason.
 
 from __future__ import annotations
 
+import inspect
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -18,7 +19,7 @@ import numpy as np
 from .. import engine, source_location
 from ..backward import GradientError, _check_grad
 from ..display import HtmlRepr
-from ..tensor import Tensor
+from ..tensor import Tensor, _Constant
 from .gradcheck import _DEFAULTS, GradCheckReport
 from .report import FAILURE_CLASSES
 from .runner import run_checks
@@ -46,7 +47,11 @@ class NodeProblem:
             t.numpy().astype(np.float64) if self.exact and t.dtype.kind == "f" else t.numpy()
             for t in tensors
         ]
-        self.diff = [k for k, t in enumerate(tensors) if t.dtype.kind == "f"]
+        # a Python number the op made a constant (the 2 of ``v ** 2``) is never a source: its
+        # gradient is not checked (it may not exist: d/db a^b = a^b log a is NaN for a < 0)
+        self.diff = [
+            k for k, t in enumerate(tensors) if t.dtype.kind == "f" and type(t) is not _Constant
+        ]
         self.num64 = self.exact or self._keeps_float64()
         if self.num64:
             self.args = [a.astype(np.float64) if a.dtype.kind == "f" else a for a in self.args]
@@ -148,6 +153,7 @@ class NodeAudit:
     scope: str
     source: tuple | None
     report: GradCheckReport
+    what: str = ""  # the node's kind in words ("built-in kernel", "custom_grad", ...)
 
     @property
     def passed(self) -> bool:
@@ -160,7 +166,13 @@ class NodeAudit:
     def line(self) -> str:
         where = f" at {source_location.where(self.source, func=False)}" if self.source else ""
         status = "ok" if self.passed else f"WRONG: {self.failure}"
-        return f"node {self.node_id} {self.label} [{self.kernel}, {self.style}]{where}: {status}"
+        what = self.what or self.style
+        return f"node {self.node_id} {self.label} ({what}){where}: {status}"
+
+    def lines(self) -> list[str]:
+        """This node's line, then what each check compared and found, indented under it."""
+        body = self.report.summary().split("\n")[1:]
+        return [self.line()] + [f"  {line.strip()}" for line in body]
 
 
 @dataclass
@@ -197,13 +209,17 @@ class AuditReport(HtmlRepr):
     def __len__(self) -> int:
         return len(self.nodes)
 
-    def summary(self) -> str:
+    def summary(self, passed: bool = False) -> str:
+        """The audit in text: a head line, then each wrong node (every node with
+        ``passed=True``) followed by its own checks, each saying what it compared; then the
+        skipped nodes with the reason."""
         head = (f"audit: {len(self.nodes)} nodes checked, {len(self.failures)} wrong, "
                 f"{len(self.skipped)} skipped")  # fmt: skip
-        lines = [head] + [f"  {n.line()}" for n in self.failures]
-        lines += [
-            f"    {line}" for n in self.failures for line in n.report.summary().split("\n")[1:]
-        ]
+        lines = [head]
+        for n in self.nodes if passed else self.failures:
+            lines += [f"  {line}" for line in n.lines()]
+        lines += [f"  skipped node {s['node_id']} ({s['kernel']}): {s['reason']}"
+                  for s in self.skipped]  # fmt: skip
         return "\n".join(lines)
 
     __str__ = summary
@@ -232,10 +248,12 @@ class AuditReport(HtmlRepr):
 def _skip_reason(node) -> str | None:
     if node.grad is None:
         return "not differentiable (no gradient)"
+    if node.kernel == "StopGradient":
+        return "stop_gradient: its gradient is zero by design, not the derivative"
     if any(t._data is None for t in node.inputs.values()):
         return "an input was disposed"
-    if not any(t.dtype.kind == "f" for t in node.inputs.values()):
-        return "no floating input"
+    if not any(t.dtype.kind == "f" and type(t) is not _Constant for t in node.inputs.values()):
+        return "no floating input (Python-number constants are not checked)"
     prim = node.primitive
     if node.backend not in prim.kernels and prim.forward is None:
         if prim.kind == "builtin":
@@ -284,7 +302,8 @@ def audit(tape, mode="fast", eps=None, atol=None, rtol=None, seed=0, max_full=40
         for node in tape.nodes:
             reason = _skip_reason(node)
             if reason is None:
-                reason = _audit_node(node, result, mode, eps, atol, rtol, rng, max_full)
+                with np.errstate(all="ignore"):  # perturbed points may leave f's domain
+                    reason = _audit_node(node, result, mode, eps, atol, rtol, rng, max_full)
             if reason is not None:
                 result.skipped.append({"node_id": node.id, "kernel": node.kernel, "reason": reason})
     finally:
@@ -307,9 +326,10 @@ def _audit_node(node, result, mode, eps, atol, rtol, rng, max_full):
         d_eps, d_atol, d_rtol = _DEFAULTS["float32"]
     eps, atol, rtol = eps or d_eps, atol or d_atol, rtol or d_rtol
     report = GradCheckReport(f"node {node.id} ({node.label})", 1, mode, eps, atol, rtol)
+    names = _code_names(node)
     try:
         run_checks(p, report, mode=mode, eps=eps, atol=atol, rtol=rtol, forward=False, rng=rng,
-                   label=lambda k: f"input {p.names[k]!r}", max_full=max_full,
+                   label=lambda k: names[p.names[k]], max_full=max_full,
                    atol_relative=relative)  # fmt: skip
     except Exception as e:  # a gradient function that crashes is a finding, not a skip
         report.errors.append({"failure": "invalid gradient", "node_id": node.id,
@@ -317,5 +337,38 @@ def _audit_node(node, result, mode, eps, atol, rtol, rng, max_full):
     for c in report.checks:
         c.arg = p.names[c.arg] if isinstance(c.arg, int) else c.arg
     result.nodes.append(NodeAudit(node.id, node.kernel, node.label, node.style, node.scope,
-                                  node.source, report))  # fmt: skip
+                                  node.source, report, _what(node)))  # fmt: skip
     return None
+
+
+def _what(node) -> str:
+    """A node's kind in words, each fact once ("LayerNorm (DifferentiableFunction)")."""
+    style = node.style
+    if style == "override":
+        return f"built-in kernel {node.kernel}, gradient overridden"
+    if style in ("builtin", "gradient"):
+        from ..registry import BUILTIN_GRADIENTS
+
+        kind = "built-in kernel" if node.kernel in BUILTIN_GRADIENTS else "registered kernel"
+        return kind if node.label == node.kernel else f"{kind} {node.kernel}"
+    return style
+
+
+def _code_names(node) -> dict:
+    """``{input slot: how the report names it}``: the name the code gave the tensor, else
+    the parameter name of a DifferentiableFunction's forward (not MATLAB's X1, X2), else the
+    kernel's input name; the slot follows in parentheses when it differs."""
+    params = []
+    fn = node.primitive.forward
+    if node.primitive.kind == "DifferentiableFunction" and fn is not None:
+        try:
+            sig = inspect.signature(type(fn).forward)
+            kinds = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+            params = [p.name for p in list(sig.parameters.values())[1:] if p.kind in kinds]
+        except (TypeError, ValueError):
+            params = []
+    out = {}
+    for i, (slot, t) in enumerate(node.inputs.items()):
+        code = t.name or (params[i] if i < len(params) else None)
+        out[slot] = f"input {code!r} ({slot})" if code and code != slot else f"input {slot!r}"
+    return out

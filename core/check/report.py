@@ -47,7 +47,10 @@ class InputCheck:
         order: 1 or 2.
         analytic, numerical: the compared values (same shape).
         abs_err, rel_err: ``|analytic - numerical|`` and that over ``|numerical|``.
-        passed_mask: ``abs_err <= atol + rtol * |numerical|`` elementwise.
+        passed_mask: ``abs_err <= atol + rtol * |numerical|`` elementwise; also true where
+            both sides are the same infinity, and where the numerical side is not finite
+            (``unchecked``: f is not finite around the point, so finite differences cannot
+            judge it: a domain edge such as sqrt at 0, a pole, a NaN input).
         atol, rtol: the tolerances; ``band`` is the tolerance per element.
         failure: the failure class (a key of ``FAILURE_CLASSES``) or None.
         detail: one sentence on the failure.
@@ -71,17 +74,23 @@ class InputCheck:
     strategy: str = ""
     jacobian: np.ndarray | None = None
     kinks: np.ndarray | None = None
+    confirmed: str = ""  # how a first failure was re-examined (``_confirm`` in runner.py)
     abs_err: np.ndarray = field(init=False)
     rel_err: np.ndarray = field(init=False)
     passed_mask: np.ndarray = field(init=False)
+    unchecked: np.ndarray = field(init=False)
 
     def __post_init__(self):
         self.analytic = np.asarray(self.analytic, dtype=np.float64)
         self.numerical = np.asarray(self.numerical, dtype=np.float64)
-        diff = self.analytic - self.numerical
-        self.abs_err = np.where(np.isnan(diff), np.inf, np.abs(diff))
+        with np.errstate(invalid="ignore"):
+            same = self.analytic == self.numerical  # the same infinity counts as equal
+            diff = self.analytic - self.numerical
+        self.abs_err = np.where(same, 0.0, np.where(np.isnan(diff), np.inf, np.abs(diff)))
         self.rel_err = self.abs_err / np.maximum(np.abs(self.numerical), 1e-300)
-        self.passed_mask = self.abs_err <= self.band
+        self.unchecked = ~np.isfinite(self.numerical)
+        with np.errstate(invalid="ignore"):
+            self.passed_mask = (self.abs_err <= self.band) | self.unchecked
 
     @property
     def band(self) -> np.ndarray:
@@ -139,21 +148,65 @@ class InputCheck:
             "rel_err": self.rel_err.tolist(),
             "band": np.broadcast_to(self.band, self.abs_err.shape).tolist(),
             "passed_mask": self.passed_mask.tolist(),
+            "unchecked": self.unchecked.tolist(),
+            "compared": self.compared,
+            "confirmed": self.confirmed,
             "worst": worst[0] if worst else None,
         }
 
+    @property
+    def compared(self) -> str:
+        """What this check compared, in words (the report says it for every line)."""
+        return {
+            "reverse": "reverse mode dyᵀJ for a random dy vs central differences",
+            "entries": "reverse mode ∂y[i]/∂x[i] (elementwise f) vs central differences",
+            "projection": "reverse mode vᵀJu for random v, u vs a directional difference",
+            "forward": "forward mode J·u for a random u vs a directional difference",
+        }.get(self.kind, self.kind)
+
     def line(self) -> str:
         status = "PASS" if self.passed else f"FAIL ({self.failure or 'value mismatch'})"
+        head = f"{self.label} [{self.compared}]"
         if self.abs_err.size == 0:
-            return f"{self.label}: {status}: nothing to compare"
-        w = self.worst_elements(1)[0]
+            return f"{head}: {status}: nothing to compare"
+        kink = np.zeros(self.abs_err.shape, bool) if self.kinks is None else self.kinks
+        smooth = ~kink & ~self.unchecked  # the elements judged by the band
+        w = self._worst(smooth | ~self.passed_mask)
         bad = int((~self.passed_mask).sum())
-        text = (
-            f"{self.label}: {status}: worst at {w['index']}: analytic {w['analytic']:.6g} vs "
-            f"numerical {w['numerical']:.6g} (abs err {w['abs_err']:.3g}, band "
-            f"{w['band']:.3g}); {bad} of {self.passed_mask.size} outside tolerance"
-        )
+        parts = [f"{head}: {status}"]
+        if w is not None:
+            parts.append(
+                f"worst at {w['index']}: analytic {w['analytic']:.6g} vs numerical "
+                f"{w['numerical']:.6g} (abs err {w['abs_err']:.3g}, band {w['band']:.3g}); "
+                f"{bad} of {self.passed_mask.size} outside tolerance"
+            )
+        n_kink, n_un = int(kink.sum()), int(self.unchecked.sum())
+        if n_kink:
+            parts.append(
+                f"{n_kink} element(s) on a kink, where the one-sided derivatives differ and "
+                "the central difference is their mean: the analytic value equals one side "
+                "(a valid subgradient), not compared with the central difference"
+            )
+        if n_un:
+            parts.append(
+                f"{n_un} element(s) not checkable: f is not finite, or jumps, next to the "
+                "point (a domain edge such as sqrt at 0, a pole, a discontinuity such as the "
+                "gradient of max at a tie), so finite differences say nothing there"
+            )
+        text = "; ".join(parts[:2]) + "".join(f". {p[0].upper()}{p[1:]}" for p in parts[2:])
+        text += f". {self.confirmed}" if self.confirmed else ""
         return text + (f". {self.detail}" if self.detail else "")
+
+    def _worst(self, mask) -> dict | None:
+        """The worst element among ``mask`` (None when it selects nothing)."""
+        if not mask.any():
+            return None
+        excess = np.where(mask, self.abs_err - self.band, -np.inf).reshape(-1)
+        flat = int(np.argmax(excess))
+        idx = tuple(int(i) for i in np.unravel_index(flat, self.abs_err.shape))
+        return {"index": idx, "analytic": float(self.analytic[idx]),
+                "numerical": float(self.numerical[idx]), "abs_err": float(self.abs_err[idx]),
+                "band": float(np.broadcast_to(self.band, self.abs_err.shape)[idx])}  # fmt: skip
 
 
 @dataclass

@@ -9,15 +9,17 @@ the same three pieces: one input conversion (``as_input``), one recording path
 
 from __future__ import annotations
 
+import contextlib
 import functools
 
 from .. import engine
+from .. import tensor as _tensor_mod
 from ..grad_validation import GradientError
 from ..primitive import Primitive
-from ..tensor import Tensor
+from ..tensor import Tensor, Variable
 from ..tensor_data import from_data
 
-__all__ = ["Primitive", "as_input", "outer_tapes", "thunks_once"]
+__all__ = ["Primitive", "as_input", "outer_tapes", "thunks_once", "watch_uses"]
 
 
 def as_input(x, where: str) -> Tensor:
@@ -53,3 +55,63 @@ def thunks_once(names, run, missing):
         return g
 
     return {n: functools.partial(pick, i) for i, n in enumerate(names)}
+
+
+class ForwardUses:
+    """Notes the tensors a custom forward reads that a gradient should reach but cannot: made
+    before the forward, not among its inputs, floating, and tracked by a tape recording the
+    call (a trainable variable, or a value computed from a watched one). The forward runs
+    with this as its only recorder (so nothing it does reaches a tape, as under ``no_grad``):
+    its ops report their inputs here, and ``numpy()``, ``__array__`` and ``item()`` report
+    reads through ``tensor.READS``."""
+
+    def __init__(self, outer, inputs, start):
+        self.outer, self.start = outer, start
+        self.inputs = {id(x) for x in inputs}
+        self.found: dict[int, Tensor] = {}
+        self.nodes, self._producer, self.watched = [], {}, {}  # read as a tape's by engine
+
+    def read(self, t) -> None:
+        if (
+            id(t) not in self.inputs
+            and id(t) not in self.found
+            and t.id < self.start
+            and t.dtype.kind == "f"
+            and engine.tracks_in(self.outer, t)
+        ):
+            self.found[id(t)] = t
+
+    def _record(self, prim, backend, inputs, outputs, attrs, grad, source, saved=None):
+        for t in inputs.values():
+            self.read(t)
+
+
+@contextlib.contextmanager
+def watch_uses(where: str, inputs):
+    """Run a custom forward unrecorded (``no_grad``); when a tape records the call, raise a
+    ``ValueError`` naming each tensor the forward used without taking it as an input
+    (``ForwardUses``): its gradient through the op would be silently missing. TensorFlow's
+    ``custom_gradient`` raises here too, unless ``grad_fn`` returns the variables'
+    gradients; here the fix is to pass the tensor as an input."""
+    outer = engine.current()
+    if outer is None:
+        yield
+        return
+    uses = ForwardUses(outer, inputs, next(_tensor_mod._ids))
+    token = _tensor_mod.READS.set(uses.read)
+    try:
+        with engine.recording_as(engine.Recording((uses,), observer=uses)):
+            yield
+    finally:
+        _tensor_mod.READS.reset(token)
+    if uses.found:
+        names = ", ".join(t._label() for t in uses.found.values())
+        kind = "variable" if all(isinstance(t, Variable) for t in uses.found.values()) else "tensor"
+        raise ValueError(
+            f"{where} uses {kind}(s) {names} without taking it as an input, while a tape "
+            "records the call: the op's gradient would silently leave it out (no gradient "
+            "flows to it through this op). Pass it as an input of the op and return its "
+            "gradient from the backward too (TensorFlow's custom_gradient raises here as well "
+            "unless its grad_fn returns the variables' gradients); or, for a constant on "
+            "purpose, take its value before the call: c = tv.tensor(w.numpy())."
+        )

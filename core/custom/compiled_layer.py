@@ -239,9 +239,18 @@ class CompiledLayer:
         if traced.shape != compiled.shape or not np.allclose(
             traced, compiled, rtol=tol, atol=tol, equal_nan=True
         ):
+            fn = self.py_func.__name__
+            what = (
+                f"shape {traced.shape} instead of {compiled.shape}"
+                if traced.shape != compiled.shape
+                else f"values up to {float(np.nanmax(np.abs(traced - compiled))):.3g} away"
+            )
             raise AutoDiffError(
-                f"CompiledLayer {self.name!r}: automatic differentiation traced a computation "
-                f"that disagrees with the compiled {self.py_func.__name__}; pass gradient=..."
+                f"CompiledLayer {self.name!r}: gradient='auto' re-runs {fn}'s numpy code "
+                f"through tapeviz ops, and on this input ({mode} mode, shape {x.shape}) that "
+                f"gave {what} from the compiled {fn}. {fn} itself is fine: this is a "
+                "construct tapeviz's tracer gets wrong. Pass an explicit gradient=... "
+                "(a function (x, dy) or (x, dy, y)); a report of the construct helps."
             )
         self._traced.add(key)
 
@@ -255,6 +264,8 @@ class CompiledLayer:
         x = saved[0]
         args = [x._array, dy._array] + ([saved[1]._array] if self.grad_arity == 3 else [])
         if mode == "map":
+            if x.shape[0]:  # the loop writes into a float array: check one example's dtype
+                self._check_dx_dtype(self._rt.call_gradient([a[0] for a in args], checked), x)
             dx = self._rt.map_gradient(args, checked)
         elif mode == "wrap":
             dx = self._rt.call_gradient([a[None] for a in args], checked)[0]
@@ -274,12 +285,18 @@ class CompiledLayer:
                 f"CompiledLayer {self.name!r}: gradient function {gname} returned shape "
                 f"{dx.shape}, expected the input's shape {x.shape}"
             )
+        self._check_dx_dtype(dx, x)
+        return dx.astype(x.dtype, copy=False)
+
+    def _check_dx_dtype(self, dx, x: Tensor) -> None:
+        """An int or bool gradient is an error in every mode (the per-example loop would
+        otherwise truncate it silently into its float output)."""
+        dx = np.asarray(dx)
         if dx.dtype.kind != "f":
             raise GradientError(
-                f"CompiledLayer {self.name!r}: gradient function {gname} returned dtype "
-                f"{dx.dtype}, expected a float type (the input is {x.dtype})"
+                f"CompiledLayer {self.name!r}: gradient function {self._rt.grad_name} "
+                f"returned dtype {dx.dtype}, expected a float type (the input is {x.dtype})"
             )
-        return dx.astype(x.dtype, copy=False)
 
     def _no_second_order(self, dy, saved, attrs):
         raise self._prims[0].once_only_error(

@@ -18,7 +18,7 @@ from .. import tensor as _tensor_mod
 from ..grad_validation import GradientError, check_gradient
 from ..registry import GradConfig
 from ..tensor import Tensor
-from .builder import Primitive, as_input, outer_tapes, thunks_once
+from .builder import Primitive, as_input, outer_tapes, thunks_once, watch_uses
 from .captured import captured_tensors
 
 __all__ = ["custom_grad"]
@@ -95,7 +95,7 @@ def _forward(f, name, xs):
         saved.extend(_check_saved(tensors, name))
 
     start = next(_tensor_mod._ids)  # tensors made by f have larger ids
-    with engine.no_grad():
+    with watch_uses(f"custom_grad({name}): {name}", xs):
         try:
             result = f(*xs, save)
         except Exception as e:

@@ -18,7 +18,7 @@ from .. import engine
 from ..grad_validation import GradientError, check_gradient
 from ..registry import GradConfig
 from ..tensor import Tensor, _check_dtype
-from .builder import Primitive, as_input, outer_tapes, thunks_once
+from .builder import Primitive, as_input, outer_tapes, thunks_once, watch_uses
 
 __all__ = ["DifferentiableFunction"]
 
@@ -86,7 +86,7 @@ class DifferentiableFunction:
         if not hasattr(self, "num_outputs"):
             raise TypeError(f"{cls}: call super().__init__(...) in {cls}.__init__")
         xs = [as_input(x, f"{cls}: input X{i + 1}") for i, x in enumerate(X)]
-        with engine.no_grad():
+        with watch_uses(f"{cls}.forward", xs):
             try:
                 result = self.forward(*[x.numpy() for x in xs])
             except Exception as e:

@@ -3,7 +3,8 @@
 For operand k with subscripts s_k: d x_k = einsum(dy and the other operands -> s_k). A letter
 repeated in s_k (a diagonal, ``ii->i``) gets a fresh letter tied to the old one by an identity
 matrix; a letter summed only inside operand k is broadcast back (the gradient is constant along
-it). Size-1 broadcast axes are summed back by the engine.
+it). An axis of size 1 in operand k that broadcasts against a longer one elsewhere (``...``
+broadcasting, ``(3, 1, 4)`` with ``(2, 4)``) is summed back to size 1 here.
 """
 
 from __future__ import annotations
@@ -41,10 +42,13 @@ def _operand_grad(dy, xs, subs, out, k):
         kept = "".join(c for c in mine if c in seen)
         g = o.einsum(",".join(s for s, _ in terms) + "->" + kept, *[x for _, x in terms])
         shape = xs[k].shape
-        if len(kept) == len(mine):
-            return g
-        g = o.reshape(g, tuple(n if c in seen else 1 for c, n in zip(mine, shape)))
-        return o.broadcast_to(g, tuple(sizes.get(c, n) for c, n in zip(mine, shape)))
+        if len(kept) != len(mine):  # letters only operand k has: size 1, broadcast below
+            dims = iter(g.shape)
+            g = o.reshape(g, tuple(next(dims) if c in seen else 1 for c in mine))
+        wide = tuple(i for i, (n, m) in enumerate(zip(shape, g.shape)) if n == 1 and m != 1)
+        if wide:  # operand k broadcast along these axes: its gradient is their sum
+            g = o.sum(g, wide, keepdims=True)
+        return g if g.shape == shape else o.broadcast_to(g, shape)
 
     return dx
 

@@ -3,14 +3,18 @@ stacks of matrices. The formulas are autograd's (``autograd/numpy/linalg.py``) u
 
 inv: da = -y^T dy y^T.  det: da = dy y inv(a)^T, at a singular a the adjugate (SVD).  slogdet: da = dlogabs inv(a)^T.
 solve (x = a^-1 b): db = solve(a^T, dy), da = -db x^T.
-cholesky (Murray 2016): S = L^-T Phi(L^T dy) L^-1, da = (S + S^T) / 2.
+cholesky (Murray 2016): S = L^-T Phi(L^T dy) L^-1, G = (S + S^T) / 2 is the gradient for a
+symmetric input (autograd's, PyTorch's); numpy reads the lower triangle only, so, as for eigh,
+da is G folded onto it: 2 G below the diagonal, G on it, 0 above (the derivative of what
+numpy computes; the same gradient for any input built symmetric, such as a a^T).
 eigh: da = V (diag(dw) + F o (V^T dV)) V^T, F_ij = 1 / (w_j - w_i), read through the lower
 triangle (UPLO="L") as numpy reads it.  svd (Townsend 2016, thin).  qr (m >= n): see _qr.
 pinv (Golub and Pereyra): constant rank assumed.
 
 Degenerate points raise ``ValueError`` naming the function: a singular matrix (inv,
 slogdet, solve), repeated eigenvalues or singular values when eigenvector or singular-vector
-gradients flow (the derivative does not exist there).
+gradients flow (the derivative does not exist there). When only the values flow, the
+gradient at repeated values is one element of the subdifferential (documented on the ops).
 """
 
 from __future__ import annotations
@@ -19,7 +23,7 @@ import numpy as np
 
 from .. import kernel_names as K
 from .. import ops as o
-from ..engine import KernelError
+from ..engine import KernelError, tracks
 from ..tensor import Tensor
 
 
@@ -117,7 +121,8 @@ def _cholesky(dy, saved, attrs):
         n = L.shape[-1]
         phi = o.tril(o.matmul(_T(L), dy)) / (_eye(n, L) + 1)
         s = o.linalg.solve(_T(L), _T(o.linalg.solve(_T(L), _T(phi))))
-        return (s + _T(s)) / 2
+        fold = np.tril(np.ones((n, n)), -1) * 2 + np.eye(n)  # numpy reads the lower triangle
+        return (s + _T(s)) / 2 * Tensor(fold.astype(s.dtype))
 
     return {"x": dx}
 
@@ -128,7 +133,16 @@ def _gaps(w, op, what):
     scale = np.finfo(w.dtype).eps * max(1.0, float(np.max(np.abs(w._array), initial=0.0)))
     if np.any(np.abs(d[..., off]) <= scale):
         raise ValueError(f"{op}: repeated {what}; the gradient of the vectors does not exist "
-                         f"there (the values alone are differentiable)")  # fmt: skip
+                         f"there (they are not unique). The {what} alone are not differentiable "
+                         f"there either; their gradient is one element of the subdifferential "
+                         f"(tv.linalg.{op}'s docs)")  # fmt: skip
+
+
+def _flows(dy) -> bool:
+    """True when the gradient ``dy`` of eigen- or singular vectors can be non-zero: it is,
+    or an outer tape records it (``jvp``'s double VJP differentiates with respect to a dy
+    that is all zeros at the point, so skipping the term on its value would lose it)."""
+    return bool(np.any(dy._array)) or tracks(dy)
 
 
 def _inv_gaps(w, square):
@@ -147,7 +161,7 @@ def _eigh(dy, saved, attrs):
     def dx():
         n = w.shape[-1]
         t = o.matmul(v * o.expand_dims(dw, -2), _T(v))
-        if np.any(dv._array):
+        if _flows(dv):
             _gaps(w, "eigh", "eigenvalues")
             t = t + o.matmul(o.matmul(v, _inv_gaps(w, False) * o.matmul(_T(v), dv)), _T(v))
         k = -1 if attrs["UPLO"] == "L" else 1
@@ -168,7 +182,7 @@ def _svd_thin(dy, x, u, s, vh):
     gu, gs, gvh = dy
     m, n = x.shape[-2:]
     k = min(m, n)
-    flows = np.any(gu._array) or np.any(gvh._array)
+    flows = _flows(gu) or _flows(gvh)
     if flows:
         _gaps(s, "svd", "singular values")
         if m != n and np.any(s._array == 0):

@@ -134,15 +134,27 @@ def _leaky_relu(dy, saved, attrs):
 
 
 # elu: y = x if x > 0 else alpha (e^x - 1); dx = dy if y > 0 else dy (y + alpha)
+# NOTE: the branch not taken reads y only where y <= 0: where y is +inf, dy * (inf + alpha)
+# would be masked to 0 here but its derivative (forward mode, HVP) would be 0 * inf = NaN
 def _elu(dy, saved, attrs):
     (y,) = saved
-    return {"x": lambda: o.where(y > 0, dy, dy * (y + attrs.get("alpha", 1.0)))}
+
+    def dx():
+        neg = o.where(y > 0, o.zeros_like(y), y)
+        return o.where(y > 0, dy, dy * (neg + attrs.get("alpha", 1.0)))
+
+    return {"x": dx}
 
 
-# selu: y = scale elu(x, a); dx = scale dy if y > 0 else dy (y + scale a)
+# selu: y = scale elu(x, a); dx = scale dy if y > 0 else dy (y + scale a) (the elu NOTE)
 def _selu(dy, saved, attrs):
     (y,) = saved
-    return {"x": lambda: o.where(y > 0, dy * _SELU_SCALE, dy * (y + _SELU_SCALE * _SELU_ALPHA))}
+
+    def dx():
+        neg = o.where(y > 0, o.zeros_like(y), y)
+        return o.where(y > 0, dy * _SELU_SCALE, dy * (neg + _SELU_SCALE * _SELU_ALPHA))
+
+    return {"x": dx}
 
 
 # softplus: y = log(1 + e^x); dx = dy sigmoid(x)
@@ -293,7 +305,7 @@ GRADIENTS = [
     (K.SUB, _sub, (), ()),
     (K.MUL, _mul, ("a", "b"), (), {"a": ("b",), "b": ("a",)}),
     (K.DIV, _div, ("a", "b"), (), {"a": ("b",), "b": ("a", "b")}),
-    (K.POW, _pow, ("a", "b"), (0,), {"a": ("a", "b"), "b": ("a",), 0: ("b",)}),
+    (K.POW, _pow, ("a", "b"), (0,), {"a": ("a", "b"), "b": ("a", "b"), 0: ("b",)}),
     (K.MAXIMUM, _maximum, ("a", "b"), ()),
     (K.MINIMUM, _minimum, ("a", "b"), ()),
     (K.SELECT, _select, ("condition",), ()),

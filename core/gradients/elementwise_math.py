@@ -2,7 +2,8 @@
 
 Conventions at non-differentiable points: floor, ceil, round and mod's jumps have gradient 0
 (as autograd); hypot at (0, 0) and arcsin/arccos at +-1 give nan or inf (as autograd);
-sinc at 0 has its true derivative 0 (autograd's formula gives nan there).
+sinc near 0 uses its Taylor series (autograd's formula gives nan at 0, and the quotient
+cancels near it), so its derivatives of every order are right there.
 """
 
 from __future__ import annotations
@@ -24,14 +25,24 @@ def _zero(dy, saved, attrs):  # floor, ceil, round: piecewise constant
     return {"x": lambda: o.zeros_like(dy)}
 
 
-# sinc: y = sin(pi x)/(pi x); dx = dy (cos(pi x) - y) / x, and 0 at x = 0
+# sinc: y = sin(pi x)/(pi x); dx = dy (cos(pi x) - y) / x, and near 0 (|pi x| < 1/2, where
+# that difference cancels) its Taylor series, pi z sum_k (-1)^k 2k z^(2k-2) / (2k+1)!, z = pi x:
+# a polynomial in x, so sinc'' (0) = -pi^2/3 and every higher derivative at 0 is right too
+_SINC_SERIES = [(-1) ** k * 2 * k / math.factorial(2 * k + 1) for k in range(1, 9)]
+
+
 def _sinc(dy, saved, attrs):
     x, y = saved
 
     def dx():
-        at0 = o.equal(x, 0)
-        safe = o.where(at0, o.ones_like(x), x)
-        return dy * o.where(at0, o.zeros_like(x), (o.cos(safe * math.pi) - y) / safe)
+        near = o.less(o.abs(x), 0.5 / math.pi)
+        safe = o.where(near, o.ones_like(x), x)
+        z = x * math.pi
+        u = z * z
+        series = o.zeros_like(x) + _SINC_SERIES[-1]
+        for c in reversed(_SINC_SERIES[:-1]):
+            series = series * u + c
+        return dy * o.where(near, z * series * math.pi, (o.cos(safe * math.pi) - y) / safe)
 
     return {"x": dx}
 
@@ -42,16 +53,20 @@ def _atan2(dy, saved, attrs):
     return {"a": lambda: dy * b / (a * a + b * b), "b": lambda: o.neg(dy * a) / (a * a + b * b)}
 
 
-# logaddexp: y = log(e^a + e^b); da = dy e^(a - y), db = dy e^(b - y)
+# logaddexp: y = log(e^a + e^b); da = dy e^a / (e^a + e^b) = dy sigmoid(a - b), db likewise.
+# Not e^(a - y): y is rounded (in float32 -2e7 + log 2 is -2e7), and e^(a - y) would give 1
 def _logaddexp(dy, saved, attrs):
-    a, b, y = saved
-    return {"a": lambda: dy * o.exp(a - y), "b": lambda: dy * o.exp(b - y)}
+    a, b = saved
+    return {"a": lambda: dy * o.sigmoid(a - b), "b": lambda: dy * o.sigmoid(b - a)}
 
 
-# logaddexp2: y = log2(2^a + 2^b); da = dy 2^(a - y), db = dy 2^(b - y)
+# logaddexp2: y = log2(2^a + 2^b); da = dy sigmoid((a - b) ln 2), db likewise
 def _logaddexp2(dy, saved, attrs):
-    a, b, y = saved
-    return {"a": lambda: dy * o.exp((a - y) * _LN2), "b": lambda: dy * o.exp((b - y) * _LN2)}
+    a, b = saved
+    return {
+        "a": lambda: dy * o.sigmoid((a - b) * _LN2),
+        "b": lambda: dy * o.sigmoid((b - a) * _LN2),
+    }
 
 
 # hypot: y = sqrt(a^2 + b^2); da = dy a / y, db = dy b / y
@@ -83,8 +98,8 @@ GRADIENTS = [
     (K.CEIL, _zero, (), ()),
     (K.ROUND, _zero, (), ()),
     (K.ATAN2, _atan2, ("a", "b"), ()),
-    (K.LOG_ADD_EXP, _logaddexp, ("a", "b"), (0,)),
-    (K.LOG_ADD_EXP2, _logaddexp2, ("a", "b"), (0,)),
+    (K.LOG_ADD_EXP, _logaddexp, ("a", "b"), ()),
+    (K.LOG_ADD_EXP2, _logaddexp2, ("a", "b"), ()),
     (K.HYPOT, _hypot, ("a", "b"), (0,)),
     (K.MOD, _mod, ("a", "b"), ()),
 ]

@@ -6,8 +6,21 @@ import numbers
 
 import numpy as np
 
-from ..tensor import Tensor, _Constant
+from ..tensor import Tensor, Variable, _Constant
 from ..tensor_data import from_data
+
+
+def unchanged(x: Tensor) -> Tensor:
+    """What an op returns when it would leave ``x`` as it is (a reshape to its own shape, a
+    cast to its own dtype, ``np.copy``): ``x`` itself when it is an immutable Tensor, but a
+    new tensor (an ``Identity`` node, so gradients flow) for a ``Variable``: ``assign``
+    changes a variable, and a copy or a view taken before must not change with it (numpy's
+    rule: a copy is a copy)."""
+    if isinstance(x, Variable):
+        from .elementwise import identity
+
+        return identity(x)
+    return x
 
 
 def as_tensor(x, op: str, like: Tensor | None = None) -> Tensor:

@@ -185,7 +185,8 @@ def diag(v, k=0) -> Tensor:
     if v.ndim != 1:
         raise ValueError(f"diag: input must be 1-D or 2-D, got shape {v.shape}")
     n = v.shape[0]
-    m = mul(reshape(v, (n, 1)), Tensor(np.eye(n, dtype=v.dtype)))
+    # a select, not v * eye: 0 off the diagonal even where v is inf or NaN (numpy's diag)
+    m = where(Tensor(np.eye(n, dtype=bool)), reshape(v, (n, 1)), Tensor(np.zeros((), v.dtype)))
     p = abs(int(k))
     return pad(m, ((0, p), (p, 0)) if k >= 0 else ((p, 0), (0, p)))
 

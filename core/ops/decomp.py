@@ -100,7 +100,16 @@ def cholesky(a, upper=False) -> Tensor:
 
 def eigh(a, UPLO="L") -> EighResult:
     """Eigenvalues (ascending) and eigenvectors of a symmetric matrix (reads triangle
-    ``UPLO``). Eigenvector gradients raise at repeated eigenvalues.
+    ``UPLO``). Eigenvector gradients raise at repeated eigenvalues (the vectors are not
+    unique there).
+
+    At repeated eigenvalues a single eigenvalue is not differentiable either (``λ_max`` at
+    ``I`` grows along both ``E`` and ``-E``); the gradient returned there, ``V diag(dλ) V^T``
+    for the eigenvectors numpy picked (PyTorch's too), is one element of the subdifferential:
+    the limit of the true gradients at ``A + t V diag(0, 1, …, n-1) V^T`` as ``t → 0+`` (for
+    the convex ``λ_max``, the subgradient ``v v^T``). A function treating the tied
+    eigenvalues alike (their sum, the sum of their squares) is differentiable there, and
+    that is its gradient.
 
     Args:
         a: (..., M, M) symmetric matrices.
@@ -121,7 +130,9 @@ def eigh(a, UPLO="L") -> EighResult:
 
 
 def eigvalsh(a, UPLO="L") -> Tensor:
-    """The eigenvalues of ``eigh`` alone (differentiable at repeated eigenvalues too)."""
+    """The eigenvalues of ``eigh`` alone. Where eigenvalues repeat they are not
+    differentiable one by one: the gradient there is one element of the subdifferential
+    (see ``eigh``)."""
     return eigh(a, UPLO)[0]
 
 
@@ -139,8 +150,11 @@ def eig(a) -> EigResult:
 def svd(a, full_matrices=True, compute_uv=True, hermitian=False):
     """``U, S, Vh`` with ``a = U diag(S) Vh``, or ``S`` alone. Gradients need
     ``full_matrices=False`` for non-square ``a``; vector gradients raise at repeated
-    singular values. ``hermitian`` is accepted and ignored (the same decomposition up to
-    the signs of paired singular vectors)."""
+    singular values. There, and at a zero singular value, a singular value alone is not
+    differentiable: its gradient ``U diag(dS) Vh`` is one element of the subdifferential,
+    as for ``eigh``'s eigenvalues (e.g. a subgradient of the spectral norm). ``hermitian`` is
+    accepted and ignored (the same decomposition up to the signs of paired singular
+    vectors)."""
     a = _matrix(a, "svd")
     if not compute_uv:
         return run_kernel(K.SVD, {"x": a}, {"full_matrices": False})[1]

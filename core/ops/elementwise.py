@@ -2,12 +2,22 @@
 
 from __future__ import annotations
 
+import contextvars
+
 import numpy as np
 
+from .. import engine as _engine
 from .. import kernel_names as K
 from ..engine import run_kernel
 from ..tensor import Tensor, Variable, _Constant
-from ._util import _constant_array, as_tensor, binary_args, broadcast_shape, require_float
+from ._util import (
+    _constant_array,
+    as_tensor,
+    binary_args,
+    broadcast_shape,
+    require_float,
+    unchanged,
+)
 
 
 def _unary(kernel: str, op: str, float_only: bool = True):
@@ -53,27 +63,97 @@ abs = _unary(K.ABS, "abs", float_only=False)  # noqa: A001 - numpy's name
 sign = _unary(K.SIGN, "sign", float_only=False)
 
 
+def _slope(alpha, x: Tensor, op: str):
+    """``alpha`` as a float attr (a number: the op's one kernel), or as a tensor of ``x``'s
+    dtype when it is a tensor or an array (a learnable or per-channel slope, PyTorch's
+    PReLU): then the op is composed of ops, so its gradient reaches ``alpha`` too."""
+    if isinstance(alpha, Tensor) or np.ndim(alpha) > 0:
+        a = as_tensor(alpha, op)
+        if a.dtype.kind not in "fiub":
+            raise TypeError(f"{op}: alpha must be a number or a numeric tensor, got {a.dtype}")
+        return a if a.dtype == x.dtype else cast(a, x.dtype)
+    return float(alpha)
+
+
 def leaky_relu(x, alpha: float = 0.2) -> Tensor:
-    """``x if x > 0 else alpha * x`` (TensorFlow.js default alpha 0.2)."""
+    """``x if x > 0 else alpha * x`` (TensorFlow.js default alpha 0.2). ``alpha`` may be a
+    tensor (a learnable slope, broadcast against ``x``): it then gets its gradient."""
     x = as_tensor(x, "leaky_relu")
     require_float(x, "leaky_relu")
-    return run_kernel(K.LEAKY_RELU, {"x": x}, {"alpha": float(alpha)})
+    alpha = _slope(alpha, x, "leaky_relu")
+    if isinstance(alpha, Tensor):
+        return where(x > 0, x, alpha * x)
+    return run_kernel(K.LEAKY_RELU, {"x": x}, {"alpha": alpha})
 
 
 def elu(x, alpha: float = 1.0) -> Tensor:
-    """``x if x > 0 else alpha * (exp(x) - 1)``."""
+    """``x if x > 0 else alpha * (exp(x) - 1)``. ``alpha`` may be a tensor (learnable,
+    broadcast against ``x``): it then gets its gradient."""
     x = as_tensor(x, "elu")
     require_float(x, "elu")
-    return run_kernel(K.ELU, {"x": x}, {"alpha": float(alpha)})
+    alpha = _slope(alpha, x, "elu")
+    if isinstance(alpha, Tensor):
+        from .elementwise_math import expm1
+
+        inside = x > 0
+        return where(inside, x, alpha * expm1(where(inside, _zero(x), x)))
+    return run_kernel(K.ELU, {"x": x}, {"alpha": alpha})
 
 
-def clip(x, min_value, max_value) -> Tensor:
-    """Clip to ``[min_value, max_value]``; the gradient passes where ``x`` is inside, bounds
-    included (PyTorch's clamp; autograd gives 0 at the bounds), and is 0 for NaN."""
+def _zero(x: Tensor) -> Tensor:
+    return Tensor(np.zeros((), x.dtype))
+
+
+def clip(x, min_value=None, max_value=None) -> Tensor:
+    """Clip to ``[min_value, max_value]``, as ``numpy.clip``: ``minimum(maximum(x, lo), hi)``
+    (so ``hi`` wherever ``lo > hi``), in numpy's result dtype (an int tensor with float
+    bounds gives floats). The bounds may be numbers, arrays or tensors (broadcast), or None
+    (no bound).
+
+    Gradients, PyTorch's ``clamp``: ``x`` gets it where ``lo <= x <= hi`` (bounds included;
+    autograd gives 0 at the bounds) and not for NaN; ``lo`` where ``x < lo <= hi``; ``hi``
+    where ``x > hi`` or ``lo > hi``.
+    """
     x = as_tensor(x, "clip")
-    if min_value > max_value:
-        raise ValueError(f"clip: min_value {min_value} is greater than max_value {max_value}")
-    return run_kernel(K.CLIP, {"x": x}, {"min": min_value, "max": max_value})
+    bounds = [_bound(b, x, name) for b, name in ((min_value, "min"), (max_value, "max"))]
+    dtype = np.result_type(x._array, *[b for b in bounds if b is not None])
+    if dtype.kind not in "fiub":
+        raise TypeError(f"clip: bounds must be numbers, got result dtype {dtype}")
+    if dtype != x.dtype:
+        x = cast(x, dtype)
+    lo, hi = bounds
+    if not isinstance(lo, Tensor) and not isinstance(hi, Tensor):
+        lo = -np.inf if lo is None else lo
+        hi = np.inf if hi is None else hi
+        if lo > hi:  # numpy: every element is hi
+            return where(Tensor(np.ones(x.shape, bool)), _full(hi, x), x)
+        return run_kernel(K.CLIP, {"x": x}, {"min": lo, "max": hi})
+    lo, hi = (b if isinstance(b, Tensor) else _full(b, x) for b in (lo, hi))
+    lo, hi = (b if b is None or b.dtype == dtype else cast(b, dtype) for b in (lo, hi))
+    nan = Tensor(np.full((), np.nan if dtype.kind == "f" else 0, dtype))
+    out = where(not_equal(x, x), nan, x)  # a NaN stays NaN, with no gradient (PyTorch)
+    if hi is not None:
+        out = where(greater(x, hi), hi, out)
+    if lo is not None:
+        out = where(less(x, lo), lo, out)
+    return out if lo is None or hi is None else where(greater(lo, hi), hi, out)
+
+
+def _bound(b, x: Tensor, name: str):
+    """A clip bound: a Python/numpy number (weakly typed, as numpy's NEP 50), or a tensor
+    for arrays and tensors."""
+    if b is None or isinstance(b, Tensor):
+        return b
+    if isinstance(b, (list, tuple, np.ndarray)) and np.ndim(b) > 0:
+        return as_tensor(b, f"clip: {name}")
+    if not isinstance(b, (int, float, np.number, np.bool_, np.ndarray)):
+        raise TypeError(f"clip: {name} must be a number, an array or a tensor, got {b!r}")
+    return b.item() if isinstance(b, np.ndarray) else b
+
+
+def _full(value, like: Tensor) -> Tensor | None:
+    """A bound as a 0-d tensor of ``like``'s dtype (None stays None: no bound)."""
+    return None if value is None else Tensor(np.asarray(value).astype(like.dtype))
 
 
 def cast(x, dtype) -> Tensor:
@@ -83,13 +163,29 @@ def cast(x, dtype) -> Tensor:
     if dtype.kind not in "fiub":
         raise TypeError(f"cast: unsupported dtype {dtype}")
     if dtype == x.dtype:
-        return x
+        return unchanged(x)
     return run_kernel(K.CAST, {"x": x}, {"dtype": dtype, "src": x.dtype})
 
 
 def stop_gradient(x) -> Tensor:
     """The same value, with no gradient flowing back through it."""
+    frozen = FROZEN_STOPS.get()
+    if frozen is not None and not _in_backward():
+        return frozen(as_tensor(x, "stop_gradient"))
     return run_kernel(K.STOP_GRADIENT, {"x": as_tensor(x, "stop_gradient")})
+
+
+def _in_backward() -> bool:
+    rec = _engine.current()
+    return rec is not None and bool(rec.backward)
+
+
+# while check_grads records f and re-runs it at perturbed points: a function given each
+# stop_gradient call of f's forward (not of a gradient being computed). It records the values
+# at the point, then hands them back in call order: stop_gradient means "a constant here", so
+# finite differences must hold it constant too, or they measure a derivative the gradient
+# deliberately is not (core/check/gradcheck.py, FunctionProblem)
+FROZEN_STOPS: contextvars.ContextVar = contextvars.ContextVar("frozen_stops", default=None)
 
 
 def identity(x) -> Tensor:

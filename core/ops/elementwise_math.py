@@ -15,8 +15,17 @@ import numpy as np
 from .. import kernel_names as K
 from ..engine import run_kernel
 from ..tensor import Tensor
-from ._util import as_tensor, binary_args, require_float
-from .elementwise import _unary, abs, cast, maximum, minimum, not_equal, pow, where
+from ._util import as_tensor, binary_args, require_float, unchanged
+from .elementwise import (
+    _unary,
+    abs,
+    cast,
+    greater_equal,
+    less_equal,
+    not_equal,
+    pow,
+    where,
+)
 
 sinh = _unary(K.SINH, "sinh")
 cosh = _unary(K.COSH, "cosh")
@@ -41,7 +50,7 @@ def round(x, decimals: int = 0) -> Tensor:  # noqa: A001 - numpy's name
     """Round half to even to ``decimals`` places, as ``numpy.round``; gradient 0."""
     x = as_tensor(x, "round")
     if x.dtype.kind in "iub" and decimals >= 0:
-        return x  # integers are already round (numpy returns them unchanged)
+        return unchanged(x)  # integers are already round (numpy returns them unchanged)
     require_float(x, "round")
     return run_kernel(K.ROUND, {"x": x}, {"decimals": int(decimals)})
 
@@ -95,14 +104,14 @@ def fabs(x) -> Tensor:
 
 def fmax(a, b) -> Tensor:
     """Elementwise maximum ignoring NaN (``numpy.fmax``). At ties ``a`` gets the gradient."""
-    a, b = binary_args(a, b, "fmax")
-    return where(not_equal(b, b), a, where(not_equal(a, a), b, maximum(a, b)))
+    a, b = binary_args(a, b, "fmax")  # a select (not maximum, which halves at a tie)
+    return where(not_equal(b, b), a, where(not_equal(a, a), b, where(greater_equal(a, b), a, b)))
 
 
 def fmin(a, b) -> Tensor:
     """Elementwise minimum ignoring NaN (``numpy.fmin``). At ties ``a`` gets the gradient."""
-    a, b = binary_args(a, b, "fmin")
-    return where(not_equal(b, b), a, where(not_equal(a, a), b, minimum(a, b)))
+    a, b = binary_args(a, b, "fmin")  # a select (not minimum, which halves at a tie)
+    return where(not_equal(b, b), a, where(not_equal(a, a), b, where(less_equal(a, b), a, b)))
 
 
 def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None) -> Tensor:
@@ -112,7 +121,7 @@ def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None) -> Tensor:
     """
     x = as_tensor(x, "nan_to_num")
     if x.dtype.kind != "f":
-        return x
+        return unchanged(x)
     big = np.finfo(x.dtype).max
     posinf = big if posinf is None else posinf
     neginf = -big if neginf is None else neginf

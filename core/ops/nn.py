@@ -7,7 +7,7 @@ import numpy as np
 from .. import kernel_names as K
 from ..engine import run_kernel
 from ..tensor import Tensor
-from ._util import as_tensor, require_float
+from ._util import as_tensor, require_float, unchanged
 
 
 def _pair(v, name: str, op: str) -> tuple[int, int]:
@@ -98,7 +98,7 @@ def dropout(x, rate: float, seed: int | None = None, training: bool = True) -> T
     if not 0 <= rate < 1:
         raise ValueError(f"dropout: rate must be in [0, 1), got {rate}")
     if not training or rate == 0:
-        return x
+        return unchanged(x)
     keep = np.random.default_rng(seed).random(x.shape) >= rate
     mask = Tensor((keep / (1 - rate)).astype(x.dtype))
     return x * mask

@@ -12,7 +12,7 @@ import numpy as np
 from .. import kernel_names as K
 from ..engine import run_kernel
 from ..tensor import Tensor
-from ._util import as_tensor, norm_axis
+from ._util import as_tensor, norm_axis, unchanged
 from .shape import concat, getitem, reshape, split, transpose
 
 
@@ -96,7 +96,7 @@ def roll(a, shift, axis=None) -> Tensor:
     ax = _axis(axis, a.ndim, "roll")
     n = a.shape[ax]
     if n == 0 or int(shift) % n == 0:
-        return a
+        return unchanged(a)
     s = int(shift) % n
     pre = (slice(None),) * ax
     return concat(
@@ -128,7 +128,7 @@ def _atleast(nd, arys, op):
     out = []
     for x in arys:
         x = as_tensor(x, op)
-        out.append(reshape(x, _ATLEAST[nd, x.ndim](x.shape)) if x.ndim < nd else x)
+        out.append(reshape(x, _ATLEAST[nd, x.ndim](x.shape)) if x.ndim < nd else unchanged(x))
     return out[0] if len(out) == 1 else tuple(out)
 
 

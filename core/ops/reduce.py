@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import builtins
+
 import numpy as np
 
 from .. import kernel_names as K
@@ -64,10 +66,15 @@ def _count(x: Tensor, axes) -> int:
 
 
 def mean(x, axis=None, keepdims: bool = False) -> Tensor:
-    """Mean over ``axis``: ``sum / n`` (a composite of ops)."""
+    """Mean over ``axis``: ``sum / n`` (a composite of ops). float16 is summed in float32
+    and the mean cast back, as numpy does (a float16 sum of 10,000 thirties overflows)."""
     x = as_tensor(x, "mean")
     require_float(x, "mean")
     axes = norm_axis(axis, x.ndim, "mean")
+    if x.dtype == np.float16:
+        from .elementwise import cast
+
+        return cast(sum(cast(x, np.float32), axes, keepdims) / _count(x, axes), np.float16)
     return sum(x, axes, keepdims) / _count(x, axes)
 
 
@@ -76,7 +83,8 @@ def var(x, axis=None, keepdims: bool = False, ddof: int = 0) -> Tensor:
     x = as_tensor(x, "var")
     axes = norm_axis(axis, x.ndim, "var")
     d = x - mean(x, axes, keepdims=True)
-    return sum(d * d, axes, keepdims) / (_count(x, axes) - ddof)
+    # numpy and PyTorch divide by max(n - ddof, 0): inf or NaN, never a negative variance
+    return sum(d * d, axes, keepdims) / builtins.max(_count(x, axes) - ddof, 0)
 
 
 def std(x, axis=None, keepdims: bool = False, ddof: int = 0) -> Tensor:
@@ -119,14 +127,15 @@ def logsumexp(x, axis=None, keepdims: bool = False) -> Tensor:
     axes = norm_axis(axis, x.ndim, "logsumexp")
     reduced = range(x.ndim) if axes is None else axes
     if any(x.shape[a] == 0 for a in reduced):  # an empty sum: log(0) = -inf (PyTorch)
-        shape = tuple(1 if i in reduced else n for i, n in enumerate(x.shape))
-        m = Tensor(np.zeros(shape, x.dtype))
+        # -inf, still connected to x (an empty gradient) but through 0 * sum: log(0)'s
+        # 1/0 would make every derivative through it NaN (0 * inf), second order included
+        out = sum(x, axes, keepdims=True) * 0 + Tensor(np.array(-np.inf, x.dtype))
     else:
         m = stop_gradient(max(x, axes, keepdims=True))
-    infinite = np.isinf(m.numpy())
-    if infinite.any():  # shift by 0 there: x - m would be inf - inf = NaN
-        m = where(Tensor(infinite), np.zeros((), x.dtype), m)
-    out = log(sum(exp(x - m), axes, keepdims=True)) + m
+        infinite = np.isinf(m.numpy())
+        if infinite.any():  # shift by 0 there: x - m would be inf - inf = NaN
+            m = where(Tensor(infinite), np.zeros((), x.dtype), m)
+        out = log(sum(exp(x - m), axes, keepdims=True)) + m
     if keepdims:
         return out
     from .shape import squeeze

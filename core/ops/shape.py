@@ -10,7 +10,7 @@ import numpy as np
 from .. import kernel_names as K
 from ..engine import run_kernel
 from ..tensor import Tensor
-from ._util import as_tensor, norm_axis
+from ._util import as_tensor, norm_axis, unchanged
 
 
 def reshape(x, shape) -> Tensor:
@@ -27,7 +27,7 @@ def reshape(x, shape) -> Tensor:
             f"reshape: cannot reshape a tensor of shape {x.shape} into {shape}"
         ) from None
     if target == x.shape:
-        return x
+        return unchanged(x)
     return run_kernel(K.RESHAPE, {"x": x}, {"shape": target, "input_shape": x.shape})
 
 
@@ -45,7 +45,7 @@ def transpose(x, perm=None) -> Tensor:
     if sorted(perm) != list(range(ndim)):
         raise ValueError(f"transpose: perm {perm} is not a permutation of {x.ndim} axes")
     if perm == tuple(range(ndim)):
-        return x
+        return unchanged(x)
     return run_kernel(K.TRANSPOSE, {"x": x}, {"perm": perm})
 
 
@@ -125,7 +125,9 @@ def split(x, num_or_sizes, axis: int = 0) -> list[Tensor]:
 
 
 def _normalize_key(key):
-    """Index key -> (key with arrays for tensors, advanced?)."""
+    """Index key -> (key with arrays for tensors, advanced?). Index arrays are copied (and
+    made read-only): the node keeps them in its attrs for the gradient, and a user changing
+    their array after the forward pass must not move the gradient."""
     if not isinstance(key, tuple):
         key = (key,)
     out, advanced = [], False
@@ -133,7 +135,8 @@ def _normalize_key(key):
         if isinstance(k, Tensor):
             k = k._array
         if isinstance(k, (list, np.ndarray)):
-            k = np.asarray(k)
+            k = np.array(k)  # a copy: the user's array may change after the forward pass
+            k.flags.writeable = False
             if k.dtype.kind not in "iub":
                 raise TypeError(f"getitem: index arrays must be int or bool, got {k.dtype}")
             advanced = True
@@ -202,7 +205,7 @@ def broadcast_to(x, shape) -> Tensor:
     if not _broadcasts_to(x.shape, shape):
         raise ValueError(f"broadcast_to: cannot broadcast shape {x.shape} to {shape}")
     if shape == x.shape:
-        return x
+        return unchanged(x)
     return run_kernel(K.BROADCAST_TO, {"x": x}, {"shape": shape, "input_shape": x.shape})
 
 

@@ -7,6 +7,7 @@ Functions of eigen- and singular vectors are written sign-invariantly (``v v^T``
 
 from __future__ import annotations
 
+import autograd
 import autograd.numpy as anp
 import numpy as np
 from oracle_cases_numpy import OracleCase, make_case, rand, spd
@@ -93,8 +94,19 @@ case("solve[vector]", K.MATRIX_SOLVE, la.solve, anp.linalg.solve, sq + 3 * np.ey
      argnums=(0, 1))  # fmt: skip
 case("cholesky", K.CHOLESKY, lambda a: la.cholesky(a @ a.T + 4 * tv.tensor(np.eye(4, dtype=a.dtype))),
      lambda a: anp.linalg.cholesky(a @ a.T + 4 * np.eye(4)), sq)  # fmt: skip
-case("cholesky[direct]", K.CHOLESKY, la.cholesky, anp.linalg.cholesky, spd(3),
-     note="symmetric gradient (autograd's convention)")  # fmt: skip
+
+
+def _lower_fold(w, a):
+    """autograd's symmetric gradient folded onto the lower triangle numpy reads (eigh's and
+    now cholesky's convention in tapeviz: the derivative of what numpy computes)."""
+    g = autograd.grad(lambda a: anp.sum(anp.linalg.cholesky(a) * w))(a)
+    n = len(a)
+    return [g * (np.tril(np.ones((n, n)), -1) * 2 + np.eye(n))]
+
+
+case("cholesky[direct]", K.CHOLESKY, la.cholesky, anp.linalg.cholesky, spd(3), hvp=False,
+     expect=_lower_fold,
+     note="the gradient lives on the lower triangle numpy reads (autograd: symmetric)")  # fmt: skip
 
 
 def _sym(m):
@@ -181,8 +193,16 @@ case("slogdet[batch]", K.LOG_MATRIX_DETERMINANT, lambda a: la.slogdet(a)[1],
      lambda a: anp.linalg.slogdet(a)[1], rand(2, 3, 3) + 2 * np.eye(3))  # fmt: skip
 case("solve[batch]", K.MATRIX_SOLVE, la.solve, anp.linalg.solve, rand(2, 3, 3) + 3 * np.eye(3),
      rand(2, 3, 2), argnums=(0, 1))  # fmt: skip
-case("cholesky[batch]", K.CHOLESKY, la.cholesky, anp.linalg.cholesky,
-     np.stack([spd(3), spd(3)]))  # fmt: skip
+
+
+def _from_lower(a, np_=np):
+    """The symmetric matrix numpy's cholesky sees: the lower triangle of ``a``, mirrored."""
+    low = np_.tril(a)
+    return low + np_.swapaxes(np_.tril(a, -1), -1, -2)
+
+
+case("cholesky[batch]", K.CHOLESKY, lambda a: la.cholesky(_from_lower(a, tv)),
+     lambda a: anp.linalg.cholesky(_from_lower(a, anp)), np.stack([spd(3), spd(3)]))  # fmt: skip
 case("eigh[batch]", K.SELF_ADJOINT_EIG,
      lambda a: la.eigh(a)[0] + tv.sum(la.eigh(a)[1] ** 2 * np.arange(3.0, dtype=a.dtype), -1),
      lambda a: anp.linalg.eigh(a)[0] + anp.sum(anp.linalg.eigh(a)[1] ** 2 * np.arange(3.0), -1),

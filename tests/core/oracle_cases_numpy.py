@@ -104,7 +104,7 @@ for name, kernel, (la, ha), (lb, hb) in [
     ("arctan2", K.ATAN2, (-2, 2), (-2, 2)), ("logaddexp", K.LOG_ADD_EXP, (-3, 3), (-3, 3)),
     ("logaddexp2", K.LOG_ADD_EXP2, (-3, 3), (-3, 3)), ("hypot", K.HYPOT, (-2, 2), (-2, 2)),
     ("mod", K.MOD, (-5, 5), (0.7, 2)), ("remainder", K.MOD, (-5, 5), (-2, -0.7)),
-    ("fmax", K.MAXIMUM, (-2, 2), (-2, 2)), ("fmin", K.MINIMUM, (-2, 2), (-2, 2)),
+    ("fmax", K.SELECT, (-2, 2), (-2, 2)), ("fmin", K.SELECT, (-2, 2), (-2, 2)),
 ]:  # fmt: skip
     case(f"{name}[2,3][3]", kernel, getattr(tv, name), getattr(anp, name),
          rand(2, 3, lo=la, hi=ha), rand(3, lo=lb, hi=hb), argnums=(0, 1))  # fmt: skip

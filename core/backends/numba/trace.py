@@ -133,6 +133,8 @@ class Traced:
         fn = _UFUNCS.get(name)
         if fn is None or kwargs:
             self._fail(f"np.{name} (not supported by automatic differentiation)")
+        if name == "matmul":
+            return _matmul(*inputs)
         return self._wrap(fn(*_align(inputs)))
 
     def __array_function__(self, func, types, args, kwargs):
@@ -317,8 +319,51 @@ _FUNCTIONS = {
     "flip": _flip,
     "expand_dims": _expand_dims,
     "squeeze": _squeeze,
-    "dot": lambda a, b: _where_traced(a, b)._wrap(ops.matmul(_tensor(a), _tensor(b))),
+    "dot": lambda a, b: _dot(a, b),
 }
+
+
+def _rank(v) -> int:
+    return v.ndim if isinstance(v, Traced) else np.ndim(v)
+
+
+def _matmul(a, b) -> Traced:
+    """``a @ b`` per example, as a vmap does: vectors become a row / a column, the operands'
+    example axes are lined up behind the batch axis (an unbatched operand gets a batch axis
+    of 1), ``matmul`` broadcasts the rest, and the vector axes go again. (Elementwise
+    alignment would pad a batched vector to a (1, k) matrix and add a spurious axis.)"""
+    ra, rb = _rank(a), _rank(b)
+    if ra == 0 or rb == 0:
+        _where_traced(a, b)._fail("matmul of a 0-d array (numpy raises for it too)")
+    ta, tb = _with_batch_axis(a, ra, -2), _with_batch_axis(b, rb, -1)
+    nd = max(ta.ndim, tb.ndim)
+    ta, tb = (ops.reshape(t, t.shape[:1] + (1,) * (nd - t.ndim) + t.shape[1:]) for t in (ta, tb))
+    out = ops.matmul(ta, tb)
+    batched = any(isinstance(v, Traced) and v.b for v in (a, b))
+    drop = ([out.ndim - 2] if ra == 1 else []) + ([out.ndim - 1] if rb == 1 else [])
+    drop += [] if batched else [0]
+    out = ops.reshape(out, tuple(s for i, s in enumerate(out.shape) if i not in drop))
+    return Traced(out, 1 if batched else 0, _where_traced(a, b).where)
+
+
+def _with_batch_axis(v, rank, vector_axis) -> Tensor:
+    """``v`` as a tensor with a leading batch axis (1 when unbatched) and, when it is a
+    vector, a unit axis making it a row (``vector_axis=-2``) or a column (-1)."""
+    t = _tensor(v) if isinstance(v, Traced) else Tensor(np.asarray(v))
+    if not (isinstance(v, Traced) and v.b):
+        t = ops.reshape(t, (1,) + t.shape)
+    if rank == 1:
+        t = ops.expand_dims(t, t.ndim - 1 if vector_axis == -2 else t.ndim)
+    return t
+
+
+def _dot(a, b) -> Traced:
+    """``np.dot``: ``matmul`` for arrays of rank 1 and 2 (numpy's ``dot`` differs above)."""
+    if _rank(a) > 2 or _rank(b) > 2:
+        _where_traced(a, b)._fail("np.dot of an array of rank > 2 (use @ / np.matmul)")
+    if _rank(a) == 0 or _rank(b) == 0:
+        return _where_traced(a, b)._wrap(ops.mul(*_align((a, b))))
+    return _matmul(a, b)
 
 
 def _where_traced(*values) -> Traced:

@@ -32,8 +32,8 @@ def _sigmoid(x):
             np.exp(y, out=y)
         y += 1
         return np.reciprocal(y, out=y)
-    if _expit is not None and x.dtype.kind == "f":
-        return _expit(x)
+    if _expit is not None and x.dtype.kind == "f":  # scipy computes float16 in float32
+        return _expit(x).astype(x.dtype, copy=False)
     # exp of -|x| never overflows
     e = np.exp(-np.abs(x))
     return np.where(x >= 0, 1 / (1 + e), e / (1 + e)).astype(x.dtype, copy=False)
