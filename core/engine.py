@@ -2,7 +2,8 @@
 
 Every op ends here. The engine looks the kernel's primitive up, runs its kernel for the
 active backend on raw arrays, wraps the outputs as tensors and lets the active ``Recording``
-(tapes, and a running backward pass) write a node.
+(tapes, and a running backward pass) write a node. While ``tv.jit`` traces a function, its
+tracer (``core.tracing.TRACER``) sees every kernel run here too, recording or not.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from .backend_registry import _GLOBAL_BACKEND, _SCOPED_BACKEND, get_backend
 from .registry import _PRIMITIVES, _missing_kernel_message
 from .tensor import DisposedError, Tensor, Variable
 from .tensor_data import _Foreign, mark_views
+from .tracing import TRACER
 
 __all__ = ["run_kernel", "no_grad", "name_scope", "settings", "Recording"]
 
@@ -137,8 +139,9 @@ def run_kernel(name: str, inputs: dict, attrs: dict | None = None):
         if data is None:
             raise DisposedError(f"{name}: input {key!r} ({t._label()}) was disposed")
         arrays[key] = data
+    tracer = TRACER.get()  # tv.jit tracing: kernels get plain arrays, and it records them
     try:
-        out = config.fn(arrays, attrs)
+        out = config.fn(arrays if tracer is None else tracer.unwrap(arrays), attrs)
     except (DisposedError, KernelError):
         raise
     except Exception as e:  # name the kernel, backend and input shapes
@@ -158,6 +161,8 @@ def run_kernel(name: str, inputs: dict, attrs: dict | None = None):
             tape._record(prim, backend, inputs, outputs, attrs, prim.grad, source)
         for bw in rec.backward:
             bw.record(prim, backend, inputs, outputs, attrs, prim.grad, source)
+    if tracer is not None:
+        tracer.kernel(prim, backend, config, inputs, outputs, attrs, out)
     hook = _ANOMALY.get()
     if hook is not None:
         hook(name, inputs, outputs)

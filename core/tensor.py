@@ -14,6 +14,7 @@ import threading
 import numpy as np
 
 from .operators import TensorOperators
+from .tracing import TRACER, guard
 
 __all__ = ["Tensor", "Variable", "tensor", "variable", "DisposedError"]
 
@@ -137,6 +138,8 @@ class Tensor(TensorOperators):
 
     def numpy(self) -> np.ndarray:
         """The value as a numpy array (a read-only view; copy it to modify)."""
+        if TRACER.get() is not None:
+            guard(self, "numpy()")
         view = self._array.view()
         view.flags.writeable = False
         return view
@@ -152,14 +155,20 @@ class Tensor(TensorOperators):
         """The value of a one-element tensor as a Python number."""
         if self.size != 1:
             raise ValueError(f"item(): tensor {self._label()} has {self.size} elements, not 1")
+        if TRACER.get() is not None:
+            guard(self, "item()")
         return self._array.item()
 
     def tolist(self):
+        if TRACER.get() is not None:
+            guard(self, "tolist()")
         return self._array.tolist()
 
     def __array__(self, dtype=None, copy=None):
         if getattr(_CONVERTING, "on", False):  # a list being made a tensor: stack it (ops)
             raise _HoldsTensor
+        if TRACER.get() is not None:
+            guard(self, "np.asarray()")
         if self.dtype.kind == "f":
             from .tensor_data import check_not_recorded
 
@@ -221,6 +230,8 @@ class Tensor(TensorOperators):
     def __repr__(self) -> str:
         if self._data is None:
             return f"Tensor(<disposed>, id={self.id})"
+        if TRACER.get() is not None and type(self._data) is not np.ndarray:  # tv.jit tracing
+            return f"traced({self._label()}, shape={self.shape}, dtype={self.dtype})"
         body = np.array2string(self._data, separator=", ", threshold=20, edgeitems=3)
         extra = f", name={self.name!r}" if self.name else ""
         kind = "variable" if isinstance(self, Variable) else "tensor"
@@ -241,17 +252,25 @@ class Tensor(TensorOperators):
                 f"the truth value of tensor {self._label()} with {self.size} elements is "
                 "ambiguous; use .any() or .all() on .numpy()"
             )
+        if TRACER.get() is not None:
+            guard(self, "bool()")
         return bool(self._array)
 
     def __float__(self) -> float:
+        if TRACER.get() is not None:
+            guard(self, "float()")
         return float(self.item())
 
     def __int__(self) -> int:
+        if TRACER.get() is not None:
+            guard(self, "int()")
         return int(self.item())
 
     def __index__(self) -> int:
         if self.dtype.kind not in "iu":
             raise TypeError(f"only integer tensors can be used as an index, got {self.dtype}")
+        if TRACER.get() is not None:
+            guard(self, "an index")
         return int(self.item())
 
     __hash__ = object.__hash__
@@ -276,6 +295,9 @@ class Variable(Tensor):
 
     def assign(self, value) -> Variable:
         """Replace the value with ``value`` of the same shape and dtype; returns self."""
+        tracer = TRACER.get()
+        if tracer is not None:  # tv.jit tracing: the compiled program assigns too
+            return tracer.assign(self, value)
         d = self._data
         if (
             type(value) is np.ndarray
@@ -302,6 +324,8 @@ class Variable(Tensor):
         return self
 
     def assign_sub(self, delta) -> Variable:
+        if TRACER.get() is not None:
+            guard(self, "assign_sub()")
         return self.assign(self._array - _to_array(delta))
 
     def dispose(self) -> None:

@@ -8,6 +8,7 @@ import numpy as np
 
 from ..tensor import Tensor, _Constant
 from ..tensor_data import from_data
+from ..tracing import TRACER
 
 
 def as_tensor(x, op: str, like: Tensor | None = None) -> Tensor:
@@ -129,3 +130,14 @@ def norm_axis(axis, ndim: int, op: str):
     if len(set(out)) != len(out):
         raise ValueError(f"{op}: repeated axis in {axis!r}")
     return tuple(sorted(out))
+
+
+def drawn(draw) -> Tensor:
+    """A tensor of random values, ``draw()`` (a fresh array each time it is called). Under
+    ``tv.jit`` the compiled program calls ``draw`` again on every call: fresh values, not
+    the ones drawn while tracing."""
+    t = Tensor(draw())
+    tracer = TRACER.get()
+    if tracer is not None:
+        tracer.random(t, draw)
+    return t
