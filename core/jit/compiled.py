@@ -80,6 +80,17 @@ class Compiled:
 
         return rows(self.program, self.stmts, self.node_ids(self.tape))
 
+    def name_tensors(self) -> None:
+        """Give the unnamed tensors of the drawn tapes the code's names (``h``, ``dh``), so
+        the graph and the code say the same (display traces only: these tensors are the
+        trace's own)."""
+        for tape in {id(t): t for t in (*self.tapes, self.display) if t is not None}.values():
+            for node in list(tape.nodes) + list(tape.backward_nodes):
+                for t in (*node.inputs.values(), *node.outputs):
+                    v = self.values.get(t.id)
+                    if t.name is None and v is not None and v.name and v.kind != "const":
+                        t.name = v.name
+
     def node_ids(self, tape) -> dict:
         """``id(Value) -> "n<node id>"`` for the nodes of ``tape`` (forward and backward)."""
         if tape is None or not self.values:
@@ -121,6 +132,10 @@ def build(jitfn, fn, tracer, traced, kinds, names, out, result) -> Compiled:
     program.var_args = {i for i, k in enumerate(kinds) if k == "v"}
     assign_names(program, tracer.tensor_names, list(tracer.tapes.values()))
     stmts = prune(program.stmts, outputs)
+    if any(s.kind == "kernel" and s.config.backend_name == "numba" for s in stmts):
+        from .fusion import fuse
+
+        stmts = fuse(stmts, outputs)
     source, run = compile_program(program, stmts)
     checks = _checks(program.stmts)  # all traced kernels: a pruned one still chose the backward
     compiled = Compiled(

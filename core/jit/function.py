@@ -114,8 +114,9 @@ class JitFunction:
         leaves, struct = self._flatten(args, kwargs)
         from ..tape import Tape
 
-        display = Tape(persistent=True)
-        return self._build(self.fn, leaves, struct, display)
+        compiled = self._build(self.fn, leaves, struct, Tape(persistent=True))
+        compiled.name_tensors()
+        return compiled
 
     def _flatten(self, args, kwargs):
         leaves = []

@@ -46,8 +46,9 @@ def assign_names(program, tensor_names: dict, tapes) -> None:
     _line_hints(program.stmts, hints)
     _gradient_hints(tapes, by_tensor, hints)
     counter = 0
-    for v in _values(program):
-        if v.kind == "arg":
+    outputs_first = [v for v in program.outputs if id(v) in hints and v.kind != "arg"]
+    for v in outputs_first + list(_values(program)):  # a result gets the plain name (dx)
+        if v.kind == "arg" or v.name:
             continue
         base = hints.get(id(v))
         if base is None:

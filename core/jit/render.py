@@ -30,7 +30,8 @@ def text(program, stmts, nodes=None) -> str:
 
 def rows(program, stmts, nodes=None) -> list:
     """``[{"text", "kind", "node", "phase", "stmt"}, ...]``: ``kind`` is ``def``,
-    ``section``, ``group`` (a backward group's header), ``op``, ``free`` or ``return``;
+    ``section``, ``group`` (a backward group's header), ``fused`` (what a numba loop computes),
+    ``op``, ``free`` or ``return``;
     ``node`` the graph node id (``"n3"``) of the op, from ``nodes`` (``id(Value) -> id``)."""
     nodes = nodes or {}
     params = ", ".join(program.param_names)
@@ -48,8 +49,12 @@ def rows(program, stmts, nodes=None) -> list:
         if phase == "backward" and s.grad_of is not group:
             group = s.grad_of
             out.append(_row(f"    # \u2202 {_group_title(group)}", "group"))
+        if s.kind == "fused":  # what the loop computes, per element
+            out.append(_row(f"    # {s.note}:", "fused", None, s.phase, i))
+            for part in s.parts:
+                out.append(_row(f"    #   {_stmt(part, consts)}", "fused", None, s.phase, i))
         code = "    " + _stmt(s, consts)
-        comment = _comment(s)
+        comment = _comment(s) if s.kind != "fused" else ""
         line = f"{code:<{CODE_WIDTH}}  # {comment}" if comment else code
         node = nodes.get(id(s.outs[0])) if s.outs else None
         out.append(_row(line, "op", node, s.phase, i))
