@@ -321,3 +321,20 @@ def test_custom_grad_traces_its_ops_forward_and_backward(xs):
     jf(xs[0])
     for x in xs[1:]:
         assert same_bits(jf(x).numpy(), f(x).numpy())
+
+
+def test_assert_jit_matches_catches_a_stale_program_and_counts_refusals():
+    from tapeviz.core.jit.testing import assert_jit_matches
+
+    x, y = tv.tensor([1.0, 2.0]), tv.tensor([-3.0, 0.5])
+    assert assert_jit_matches(tv.grad(chain), x, reruns=[(y,)]) is None
+    refused = assert_jit_matches(lambda x: x if tv.sum(x) > 0 else -x, x)
+    assert isinstance(refused, tv.ConcretizationError)
+    state = {"k": 1.0}  # read through an object: the trace cannot see it change
+
+    def impure(x):
+        state["k"] += 1.0
+        return x * state["k"]
+
+    with pytest.raises(AssertionError, match="differs from eager mode"):
+        assert_jit_matches(impure, x, reruns=[(y,)])
