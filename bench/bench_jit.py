@@ -33,7 +33,7 @@ import numpy as np  # noqa: E402
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 
-from bench_engine import BIG_OPS, big_core, big_numpy, best_time, mixed_runs  # noqa: E402
+from bench_engine import BIG_OPS, best_time, big_core, big_numpy, mixed_runs  # noqa: E402
 
 import tapeviz.core as tv  # noqa: E402
 
@@ -159,7 +159,7 @@ def big_rows():
 
 def trace_rows():
     rows, firsts, retraces = [], [], []
-    for i in range(3 if QUICK else 7):
+    for _ in range(3 if QUICK else 7):
         jitted = tv.jit(tv.grad(chain))
         x16, x32 = tv.tensor(np.linspace(-1, 1, 16)), tv.tensor(np.linspace(-1, 1, 32))
         start = time.process_time()
