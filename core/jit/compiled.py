@@ -117,17 +117,7 @@ def build(jitfn, fn, tracer, traced, kinds, names, out, result) -> Compiled:
         v = tracer.values.get(t.id) if not is_var else None
         if v is not None and v.index == i:
             args.append(v)
-    specs, outputs, slot = [], [], {}
-    leaf_of = {id(t): i for i, t in reversed(list(enumerate(traced)))}
-    for t, v in zip(out_leaves, out_values):
-        if v is None or v.kind == "arg":
-            i = leaf_of.get(id(t))
-            specs.append(("leaf", i, t.name) if i is not None else ("object", t, None))
-            continue
-        if id(v) not in slot:
-            slot[id(v)] = len(outputs)
-            outputs.append(v)
-        specs.append(("new", slot[id(v)], t.name))
+    specs, outputs = _result_specs(traced, out_leaves, out_values)
     program = Program(jitfn.name, tracer.stmts, args, outputs, names)
     program.var_args = {i for i, k in enumerate(kinds) if k == "v"}
     assign_names(program, tracer.tensor_names, list(tracer.tapes.values()))
@@ -147,6 +137,24 @@ def build(jitfn, fn, tracer, traced, kinds, names, out, result) -> Compiled:
         compiled.values = dict(tracer.values)
     compiled.first_result = out
     return compiled
+
+
+def _result_specs(traced, out_leaves, out_values) -> tuple:
+    """How each tensor of the result is made on a call: ``("new", k, name)`` from the
+    program's k-th output, ``("leaf", i, name)`` the i-th argument itself, ``("object", t,
+    None)`` a Variable the function closed over; and the program's outputs."""
+    specs, outputs, slot = [], [], {}
+    leaf_of = {id(t): i for i, t in reversed(list(enumerate(traced)))}
+    for t, v in zip(out_leaves, out_values):
+        if v is None or v.kind == "arg":
+            i = leaf_of.get(id(t))
+            specs.append(("leaf", i, t.name) if i is not None else ("object", t, None))
+            continue
+        if id(v) not in slot:
+            slot[id(v)] = len(outputs)
+            outputs.append(v)
+        specs.append(("new", slot[id(v)], t.name))
+    return specs, outputs
 
 
 def _checks(stmts) -> tuple:
