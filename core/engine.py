@@ -19,7 +19,7 @@ from .backend_registry import _GLOBAL_BACKEND, _SCOPED_BACKEND, get_backend
 from .registry import _PRIMITIVES, _missing_kernel_message
 from .tensor import DisposedError, Tensor, Variable
 from .tensor_data import _Foreign, mark_views
-from .tracing import TRACER
+from .tracing import TRACER, traced
 
 __all__ = ["run_kernel", "no_grad", "name_scope", "settings", "Recording"]
 
@@ -71,14 +71,15 @@ def current() -> Recording | None:
 
 def tracks(t: Tensor) -> bool:
     """True when a gradient of an active tape could flow through ``t``: a tape made it or
-    watches it, or it is a trainable variable (watched as soon as an op uses it)."""
+    watches it, or it is a trainable variable (watched as soon as an op uses it); or when
+    ``tv.jit`` traces it (a copy must then be an op)."""
     rec = _RECORDING.get()
     if rec is None:
-        return False
+        return traced(t)  # tv.jit tracing: a copy must be an op too, or it would be baked in
     if isinstance(t, Variable) and t.trainable:
         return True
     tapes = rec.tapes + tuple(b.tape for b in rec.backward)
-    return any(t.id in tape._producer or t.id in tape.watched for tape in tapes)
+    return any(t.id in tape._producer or t.id in tape.watched for tape in tapes) or traced(t)
 
 
 class _Settings:

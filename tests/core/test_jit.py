@@ -338,3 +338,9 @@ def test_assert_jit_matches_catches_a_stale_program_and_counts_refusals():
 
     with pytest.raises(AssertionError, match="differs from eager mode"):
         assert_jit_matches(impure, x, reruns=[(y,)])
+
+
+def test_a_copy_inside_is_an_op_not_a_constant():
+    f = tv.jit(tv.grad(lambda x: tv.sum(tv.tensor(x) * x)))
+    f(tv.tensor([1.0, 2.0]))
+    assert f(tv.tensor([3.0, 4.0])).numpy().tolist() == [6.0, 8.0]
