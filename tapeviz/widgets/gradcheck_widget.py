@@ -20,7 +20,13 @@ import ipywidgets as W
 import numpy as np
 
 from tapeviz.core.tensor import Tensor
-from tapeviz.present.ahead import make_room, run_ahead, running_loop
+from tapeviz.present.ahead import (
+    forget_unseen,
+    make_room,
+    run_ahead,
+    running_loop,
+    serialized,
+)
 
 from ..present.palette import FAIL, PASS
 from . import gradcheck_plots as P
@@ -97,7 +103,6 @@ class GradCheckWidget(W.VBox):
         self.name = getattr(f, "__name__", type(f).__name__)
         self.report = self.check = self.error = None
         self.sweep = self.curve = self.sweep_error = None
-        self._fig = self._axes = None
         self.plot_data: dict = {}
         self.last_update_ms = 0.0
         self.badge, self.worst = W.HTML(), W.HTML()
@@ -205,6 +210,7 @@ class GradCheckWidget(W.VBox):
         return failure_words(self.report, self.check)
 
     # --- update ------------------------------------------------------------------------
+    @serialized
     def update(self, point: bool = True, curve: bool = True) -> None:
         """Recompute the check (and the sweep/curve when their inputs changed) and redraw."""
         t0 = time.perf_counter()
@@ -323,12 +329,14 @@ class GradCheckWidget(W.VBox):
             return None
         return payload_curve(xs, fx, custom, numeric, self.point.value)
 
+    @serialized
     def _on_view_message(self, _widget, content, _buffers) -> None:
         """A new view: send it the positions checked so far; the last view gone: stop."""
         if isinstance(content, dict) and content.get("bye"):
             self._views = max(0, self._views - 1)
             if not self._views:
                 self._generation += 1
+                forget_unseen(lambda: not self._views, self._forget)
         if isinstance(content, dict) and content.get("hello"):
             self._views += 1
             self._frames_sent = set(self._frames)
@@ -337,6 +345,10 @@ class GradCheckWidget(W.VBox):
             for k in range(0, max(len(items), 1), 200):
                 self.view.send({"frames": items[k : k + 200], "curves": curves if k == 0 else {}})
             self._check_ahead(delay=0.25)  # after the first view has been painted
+
+    def _forget(self) -> None:
+        """No view for a while: drop the positions checked ahead (a new view starts again)."""
+        self._frames, self._curves, self._frames_sent = {}, {}, set()
 
     @property
     def coalesced(self) -> int:
@@ -396,25 +408,20 @@ class GradCheckWidget(W.VBox):
             "point": self.point.value,
         }
 
-    def _figure(self):
-        """The figure and its axes, made once; later redraws reuse them."""
-        if self._fig is None:
-            # legends sit under each plot (legend_below), so leave room beneath the axes
-            fig = new_figure(9.0 if self.one_d else 9.6, 7.4 if self.one_d else 3.9, layout=None)
-            if self.one_d:
-                axes = fig.subplots(2, 2).reshape(-1)
-                fig.subplots_adjust(left=0.08, right=0.98, top=0.96, bottom=0.13, wspace=0.28,
-                                    hspace=0.62)  # fmt: skip
-            else:
-                axes = fig.subplots(1, 3)
-                fig.subplots_adjust(left=0.07, right=0.98, top=0.92, bottom=0.31, wspace=0.62)
-            self._fig, self._axes = fig, list(axes)
-        for ax in self._axes:
+    def figure(self):
+        """The four views as a new matplotlib Figure (static views, exports; the live plots
+        are drawn in the browser). Not kept: a widget holds only its PNG (``png()``)."""
+        # legends sit under each plot (legend_below), so leave room beneath the axes
+        fig = new_figure(9.0 if self.one_d else 9.6, 7.4 if self.one_d else 3.9, layout=None)
+        if self.one_d:
+            axes = fig.subplots(2, 2).reshape(-1)
+            fig.subplots_adjust(left=0.08, right=0.98, top=0.96, bottom=0.13, wspace=0.28,
+                                hspace=0.62)  # fmt: skip
+        else:
+            axes = fig.subplots(1, 3)
+            fig.subplots_adjust(left=0.07, right=0.98, top=0.92, bottom=0.31, wspace=0.62)
+        for ax in axes:
             P.reset_axes(ax)
-        return self._fig, self._axes
-
-    def _draw(self):
-        fig, axes = self._figure()
         if self.check is None:
             for ax in axes[:3]:
                 P.draw_message(ax, self.failure_class)
@@ -428,7 +435,10 @@ class GradCheckWidget(W.VBox):
         if self.one_d:
             P.draw_curve(axes[3], self.curve, self.point.value)
         P.tidy_axes(fig)
-        self.plot.value = figure_png(fig)
+        return fig
+
+    def _draw(self):
+        self.plot.value = figure_png(self.figure())
 
     def _badge_html(self, now: Check) -> str:
         ok = now.report.passed

@@ -6,6 +6,7 @@ from __future__ import annotations
 import ipywidgets as W
 
 from tapeviz.graph.lesson import caller_names, lesson_graph, lesson_min_scale, tensor_names
+from tapeviz.present.ahead import serialized
 
 from ._common import error_html, static_bundle
 from ._graph import wrap_svg
@@ -46,6 +47,7 @@ class LessonGraphWidget(W.VBox):
         super().__init__([W.HBox([self.bug, self.unfuse, self.font]), self.picture])
         self.redraw()
 
+    @serialized
     def redraw(self) -> None:
         """Draw again with the toggles' current values (errors are shown in place)."""
         try:

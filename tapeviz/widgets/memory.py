@@ -12,7 +12,7 @@ import html
 
 import ipywidgets as W
 
-from tapeviz.present.ahead import make_room
+from tapeviz.present.ahead import make_room, serialized
 
 from ..present.units import fmt_bytes
 from ._common import (
@@ -143,6 +143,7 @@ class TapeMemoryPanel(W.VBox):
             + "</div>"
         )
 
+    @serialized
     def _resort(self, change=None) -> None:
         key = SORT_KEYS[self.sort_by.value]
         order = sorted(
@@ -157,12 +158,14 @@ class TapeMemoryPanel(W.VBox):
         finally:
             self._sorting = False
 
+    @serialized
     def _on_view_select(self, change) -> None:
         """A row clicked in the view (which shows it already): Python follows."""
         i = change["new"]
         if i is not None and 0 <= i < len(self.report.rows) and self.table.value != i:
             self.table.value = i
 
+    @serialized
     def _on_select(self, change) -> None:
         row = self.selected_row
         if self._sorting or row is None or row is self._shown:  # re-sorting: no redraw

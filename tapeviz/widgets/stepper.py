@@ -8,6 +8,7 @@ import ipywidgets as W
 import numpy as np
 
 from tapeviz.graph.lesson import caller_names, lesson_min_scale, tensor_names
+from tapeviz.present.ahead import serialized
 
 from ..present.palette import GREY, OKABE_ITO
 from ._common import error_html, fmt_shape, preview, static_bundle
@@ -192,11 +193,13 @@ class BackpropStepper(W.VBox):
     def highlight(self) -> dict:
         return visited_highlight(self.tape, self.index)
 
+    @serialized
     def go(self, index: int) -> None:
         """Show step ``index`` (0-based; clamped to the range)."""
         self.slider.value = int(min(max(index, 0), self.count - 1)) + 1
 
     # --- rendering ---------------------------------------------------------------------
+    @serialized
     def _show(self) -> None:
         i = self.index
         if self.quiz is not None:

@@ -15,6 +15,7 @@ import ipywidgets as W
 import numpy as np
 
 from tapeviz.graph.lesson import lesson_graph
+from tapeviz.present.ahead import serialized
 from tapeviz.teach.grader import _problem
 
 from ..present.palette import FAIL, PASS
@@ -121,6 +122,7 @@ class AskPanel:
         self.feedback, self.latex = {}, []
         self.result.value = self._worked_html() if index in self.answered else ""
 
+    @serialized
     def grade(self) -> bool:
         """Check what was typed; on success show the worked lines. Returns: all correct."""
         step, node = self._step()
@@ -147,6 +149,7 @@ class AskPanel:
             self.result.value = rows
         return correct
 
+    @serialized
     def show_answer(self) -> None:
         """Show the worked lines without checking (the step counts as answered)."""
         self.answered.add(self.index)

@@ -10,7 +10,13 @@ HERE = str(Path(__file__).resolve().parent)
 if HERE not in sys.path:
     sys.path.insert(0, HERE)
 
-from lab_harness import chromium, lab_notebooks_dir, lab_page, lab_server  # noqa: E402, F401
+from lab_harness import (  # noqa: E402, F401
+    chromium,
+    lab_notebooks_dir,
+    lab_page,
+    lab_server,
+    notebook7_server,
+)
 
 
 @pytest.hookimpl(wrapper=True, tryfirst=True)

@@ -30,16 +30,31 @@ LAB_SETTINGS = {
 
 @dataclass
 class LabServer:
-    """A running JupyterLab: ``url`` (no trailing slash), ``token``, served ``root``."""
+    """A running JupyterLab (``app="lab"``) or Jupyter Notebook 7 (``app="notebook"``):
+    ``url`` (no trailing slash), ``token``, served ``root``."""
 
     url: str
     token: str
     root: Path
     proc: subprocess.Popen
     log: Path
+    app: str = "lab"
 
     def notebook_url(self, name: str) -> str:
+        if self.app == "notebook":
+            return f"{self.url}/notebooks/{name}?token={self.token}"
         return f"{self.url}/lab/tree/{name}?reset&token={self.token}"
+
+    def kernel_pids(self) -> set[int]:
+        """Process ids of the kernels this server runs now."""
+        import psutil  # ipykernel's dependency
+
+        kids = psutil.Process(self.proc.pid).children(recursive=True)
+        return {p.pid for p in kids if "ipykernel_launcher" in " ".join(_cmdline(p))}
+
+    def kernel_restarts(self) -> int:
+        """How many times the server has restarted a dead kernel so far (its log says so)."""
+        return self.log.read_text(errors="replace").count("restarting kernel")
 
     def log_tail(self, chars: int = 3000) -> str:
         return self.log.read_text(errors="replace")[-chars:]
@@ -51,9 +66,17 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def _lab_command(root: Path, port: int, token: str) -> list[str]:
-    exe = Path(sys.executable).parent / "jupyter-lab"
-    cmd = [str(exe)] if exe.exists() else [sys.executable, "-m", "jupyterlab"]
+def _cmdline(proc) -> list[str]:
+    try:
+        return proc.cmdline()
+    except Exception:  # gone meanwhile
+        return []
+
+
+def _lab_command(root: Path, port: int, token: str, app: str = "lab") -> list[str]:
+    exe = Path(sys.executable).parent / f"jupyter-{app}"
+    module = {"lab": "jupyterlab", "notebook": "notebook"}[app]
+    cmd = [str(exe)] if exe.exists() else [sys.executable, "-m", module]
     return cmd + [
         "--no-browser",
         "--ServerApp.ip=127.0.0.1",
@@ -70,6 +93,9 @@ def _lab_command(root: Path, port: int, token: str) -> list[str]:
 def _lab_env(work: Path) -> dict[str, str]:
     env = dict(os.environ)
     env.update(jupyter_env(write_kernelspec(work / "path")))
+    # draw as a pip-only install does (Graphviz in WebAssembly), though CI installs `dot`:
+    # that is the path a new user meets, and the one that must not take the kernel down
+    env.setdefault("TAPEVIZ_GRAPHVIZ", "wasm")
     for name, sub in [
         ("JUPYTER_CONFIG_DIR", "config"),
         ("JUPYTER_RUNTIME_DIR", "runtime"),
@@ -86,8 +112,9 @@ def _lab_env(work: Path) -> dict[str, str]:
     return env
 
 
-def start_lab(root: Path, work: Path, timeout: float = 120.0) -> LabServer:
-    """Start JupyterLab serving ``root`` (state under ``work``); return once it answers.
+def start_lab(root: Path, work: Path, timeout: float = 120.0, app: str = "lab") -> LabServer:
+    """Start JupyterLab (or Notebook 7: ``app="notebook"``) serving ``root`` (state under
+    ``work``); return once it answers.
 
     Raises:
         RuntimeError: the server exited or did not answer within ``timeout`` seconds; the
@@ -97,13 +124,13 @@ def start_lab(root: Path, work: Path, timeout: float = 120.0) -> LabServer:
     log = work / "jupyterlab.log"
     with open(log, "wb") as sink:
         proc = subprocess.Popen(
-            _lab_command(root, port, token),
+            _lab_command(root, port, token, app),
             env=_lab_env(work),
             cwd=root,
             stdout=sink,
             stderr=subprocess.STDOUT,
         )
-    server = LabServer(f"http://127.0.0.1:{port}", token, root, proc, log)
+    server = LabServer(f"http://127.0.0.1:{port}", token, root, proc, log, app)
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if proc.poll() is not None:

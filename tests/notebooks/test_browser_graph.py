@@ -21,7 +21,8 @@ from lab_harness import (
     SCREENSHOTS,
     code_cell,
     code_cells_notebook,
-    open_notebook,
+    idle_click_step_alive,
+    open_kernel,
     run_all_cells,
     shot,
     unexecuted_cells,
@@ -86,7 +87,8 @@ def _shot(locator, name):
 
 def test_graph_sizes_latency_and_themes(lab_server, lab_page):
     page, figures = lab_page, {"label_px": {}, "latency_ms": {}, "first_view_s": {}}
-    open_notebook(page, lab_server, NOTEBOOK)
+    restarts = lab_server.kernel_restarts()
+    pid = open_kernel(page, lab_server, NOTEBOOK)
     run_all_cells(page)
     assert unexecuted_cells(page) == [] and widget_errors(page, (".tv-graph .tv-error",)) == []
     pictures = [("small", SMALL), ("both", BOTH), ("big-1000-ops", BIG), ("stepper", STEPPER)]
@@ -128,6 +130,7 @@ def test_graph_sizes_latency_and_themes(lab_server, lab_page):
     _dark_theme(page)
     FIGURES.write_text(json.dumps(figures, indent=1))
     print(json.dumps(figures, indent=1))
+    idle_click_step_alive(page, lab_server, pid, restarts)
 
 
 def _record(out, name, values):

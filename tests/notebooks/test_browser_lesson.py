@@ -23,7 +23,8 @@ import pytest
 from lab_harness import (
     code_cell,
     code_cells_notebook,
-    open_notebook,
+    idle_click_step_alive,
+    open_kernel,
     run_all_cells,
     shot,
     unexecuted_cells,
@@ -185,7 +186,8 @@ def _wait_title(page, out, words: str):
 
 def test_ask_mode_lesson_graph_and_cell_lines(lab_server, lab_page):
     page = lab_page
-    open_notebook(page, lab_server, NOTEBOOK)
+    restarts = lab_server.kernel_restarts()
+    pid = open_kernel(page, lab_server, NOTEBOOK)
     run_all_cells(page)
     assert unexecuted_cells(page) == []
     assert widget_errors(page, (".tv-graph .tv-error",)) == []
@@ -193,6 +195,7 @@ def test_ask_mode_lesson_graph_and_cell_lines(lab_server, lab_page):
     _lesson_graph(page, _output(page, LESSON))
     _details_show_the_cell(page)
     assert page.page_errors == [], page.page_errors
+    idle_click_step_alive(page, lab_server, pid, restarts)
 
 
 def _ask_mode(page, out):

@@ -205,12 +205,13 @@ def _softsign_wrong(x):
 def test_legends_sit_below_the_plots_and_labels_do_not_pile_up():
     w = tv.GradCheckWidget(_softsign_wrong, np.linspace(-3, 3, 7))
     assert not w.passed
-    w.png()
-    renderer = w._fig.canvas.get_renderer()
-    for ax in w._axes[:3]:  # scatter, error bars, eps sweep: no legend over the data
+    fig = w.figure()
+    fig.canvas.draw()
+    renderer, axes = fig.canvas.get_renderer(), fig.axes
+    for ax in axes[:3]:  # scatter, error bars, eps sweep: no legend over the data
         legend, box = ax.get_legend(), ax.get_window_extent(renderer)
         assert legend is not None and legend.get_window_extent(renderer).y1 < box.y0
-    bars = w._axes[1]
+    bars = axes[1]
     assert len(bars.texts) == 1  # 7 bars: only the worst is labelled
     assert bars.texts[0].get_text() == f"{w.check.abs_err.max():.1e}"
 

