@@ -29,6 +29,7 @@ from .functional import (
     vjp,
 )
 from .gradients import register as _register_gradients
+from .jit import ConcretizationError, JitError, JitFunction, OpaqueFunctionError, jit
 from .memory import dispose, keep, memory, tidy
 from .numpy_dispatch import NumpyDispatchError
 from .numpy_dispatch import supported as supported_numpy
@@ -115,6 +116,11 @@ __all__ = [
     "grads",
     "hessian",
     "jacobian",
+    "jit",
+    "JitFunction",
+    "JitError",
+    "ConcretizationError",
+    "OpaqueFunctionError",
     "jvp",
     "keep",
     "kernel_names",

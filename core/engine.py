@@ -2,7 +2,8 @@
 
 Every op ends here. The engine looks the kernel's primitive up, runs its kernel for the
 active backend on raw arrays, wraps the outputs as tensors and lets the active ``Recording``
-(tapes, and a running backward pass) write a node.
+(tapes, and a running backward pass) write a node. While ``tv.jit`` traces a function, its
+tracer (``core.tracing.TRACER``) sees every kernel run here too, recording or not.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from .backend_registry import _GLOBAL_BACKEND, _SCOPED_BACKEND, get_backend
 from .registry import _PRIMITIVES, OVERRIDES, _missing_kernel_message
 from .tensor import DisposedError, Tensor, Variable
 from .tensor_data import _Foreign, mark_views
+from .tracing import TRACER, traced
 
 __all__ = ["run_kernel", "no_grad", "name_scope", "settings", "Recording"]
 
@@ -73,18 +75,19 @@ def current() -> Recording | None:
 
 def tracks(t: Tensor) -> bool:
     """True when a gradient of an active tape could flow through ``t``: a tape made it or
-    watches it, or it is a trainable variable (watched as soon as an op uses it)."""
+    watches it, or it is a trainable variable (watched as soon as an op uses it); or when
+    ``tv.jit`` traces it (a copy must then be an op)."""
     rec = _RECORDING.get()
     if rec is None:
-        return False
+        return traced(t)  # tv.jit tracing: a copy must be an op too, or it would be baked in
     tapes = rec.tapes + tuple(b.tape for b in rec.backward)
     if rec.observer is not None:  # a custom forward's observer tracks nothing itself
         tapes = tuple(tape for tape in tapes if tape is not rec.observer)
         if not tapes:
-            return False
+            return traced(t)
     if isinstance(t, Variable) and t.trainable:
         return True
-    return any(t.id in tape._producer or t.id in tape.watched for tape in tapes)
+    return any(t.id in tape._producer or t.id in tape.watched for tape in tapes) or traced(t)
 
 
 def tracks_in(rec: Recording | None, t: Tensor) -> bool:
@@ -154,8 +157,9 @@ def run_kernel(name: str, inputs: dict, attrs: dict | None = None):
         if data is None:
             raise DisposedError(f"{name}: input {key!r} ({t._label()}) was disposed")
         arrays[key] = data
+    tracer = TRACER.get()  # tv.jit tracing: kernels get plain arrays, and it records them
     try:
-        out = config.fn(arrays, attrs)
+        out = config.fn(arrays if tracer is None else tracer.unwrap(arrays), attrs)
     except (DisposedError, KernelError):
         raise
     except Exception as e:  # name the kernel, backend and input shapes
@@ -179,6 +183,8 @@ def run_kernel(name: str, inputs: dict, attrs: dict | None = None):
             tape._record(prim, backend, inputs, outputs, attrs, grad, source)
         for bw in rec.backward:
             bw.record(prim, backend, inputs, outputs, attrs, grad, source)
+    if tracer is not None:
+        tracer.kernel(prim, backend, config, inputs, outputs, attrs, out)
     hook = _ANOMALY.get()
     if hook is not None:
         hook(name, inputs, outputs)

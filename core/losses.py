@@ -13,6 +13,7 @@ import numpy as np
 from . import ops
 from .ops.nn import softmax_cross_entropy_with_logits
 from .tensor import Tensor, _to_array
+from .tracing import check_values, traced
 
 __all__ = [
     "mean_squared_error",
@@ -30,9 +31,13 @@ def _pred(x, fn: str) -> Tensor:
     return x
 
 
-def _labels(y, fn: str) -> np.ndarray:
-    """The labels' values (to check them); ``_label_tensor`` gives what the loss computes with."""
-    return y.numpy() if isinstance(y, Tensor) else np.asarray(_to_array(y, where=fn))
+def _labels(y, fn: str):
+    """The labels' values (to check them); ``_label_tensor`` gives what the loss computes with.
+    Labels ``tv.jit`` traces stay a Tensor (their values belong to the call): the loss then
+    computes with ops and checks values with ``check_values``."""
+    if isinstance(y, Tensor):
+        return y if traced(y) else y.numpy()
+    return np.asarray(_to_array(y, where=fn))
 
 
 def _label_tensor(labels, y: np.ndarray, like: Tensor) -> Tensor:
@@ -42,6 +47,8 @@ def _label_tensor(labels, y: np.ndarray, like: Tensor) -> Tensor:
     if isinstance(labels, Tensor) and labels.dtype.kind == "f":
         t = labels if labels.dtype == like.dtype else ops.cast(labels, like.dtype)
         return t if t.shape == y.shape else ops.reshape(t, y.shape)
+    if isinstance(y, Tensor):  # traced labels (tv.jit): the same cast, as an op
+        return y if y.dtype == like.dtype else ops.cast(y, like.dtype)
     return Tensor(y.astype(like.dtype, copy=False))
 
 
@@ -73,6 +80,10 @@ def class_targets(labels, logits_shape, dtype, fn: str) -> np.ndarray:
     """Integer labels (N,) or one-hot (N, C) -> a float (N, C) target array; checks both."""
     y = _labels(labels, fn)
     n, c = logits_shape[0], logits_shape[-1]
+    if isinstance(y, Tensor) and y.dtype.kind in "iu" and y.shape == tuple(logits_shape[:-1]):
+        return ops.one_hot(y, c, dtype)  # traced labels (tv.jit): OneHot checks the range
+    if isinstance(y, Tensor) and y.dtype.kind == "f" and y.shape == tuple(logits_shape):
+        return y if y.dtype == dtype else ops.cast(y, dtype)
     if y.dtype.kind in "iu" and y.shape == tuple(logits_shape[:-1]):
         if y.size and (y.min() < 0 or y.max() >= c):
             raise ValueError(
@@ -109,7 +120,7 @@ def softmax_cross_entropy(labels, logits) -> Tensor:
     t = class_targets(labels, z.shape, z.dtype, "softmax_cross_entropy")
     if isinstance(labels, Tensor) and labels.dtype.kind == "f":  # soft labels: differentiable
         t = _label_tensor(labels, t, z)
-    else:
+    elif not isinstance(t, Tensor):
         t = Tensor(t)
     # one kernel (SoftmaxCrossEntropyWithLogits); its gradient is one kernel too
     return softmax_cross_entropy_with_logits(t, z)
@@ -133,14 +144,26 @@ def binary_cross_entropy(labels, predictions, from_logits: bool = False) -> Tens
             raise ValueError(
                 f"{fn}: labels have shape {y.shape} but predictions have shape {p.shape}"
             )
-    if y.dtype.kind not in "fiub" or (y.size and (y.min() < 0 or y.max() > 1)):
+    if y.dtype.kind not in "fiub":
         raise ValueError(f"{fn}: labels must be numbers in [0, 1], got {y.dtype} {y.shape}")
+    if isinstance(y, Tensor):  # traced labels (tv.jit): checked on every call
+        check_values(_unit_interval, y)
+    else:
+        _unit_interval(y)
     yt = _label_tensor(labels, y, p)
     if from_logits:
         return ops.mean(yt * ops.softplus(-p) + (1 - yt) * ops.softplus(p))
     eps = 1e-7
     q = ops.clip(p, eps, 1 - eps)
     return -ops.mean(yt * ops.log(q) + (1 - yt) * ops.log(1 - q))
+
+
+def _unit_interval(y: np.ndarray) -> None:
+    if y.size and (y.min() < 0 or y.max() > 1):
+        raise ValueError(
+            f"binary_cross_entropy: labels must be numbers in [0, 1], got values in "
+            f"[{y.min()}, {y.max()}]"
+        )
 
 
 def _bce_logits(labels, logits):

@@ -30,13 +30,15 @@ class Optimizer:
         self.iterations = 0
         self._state: dict[int, dict] = {}
 
-    def minimize(self, loss_fn, var_list=None, return_cost: bool = False):
+    def minimize(self, loss_fn, var_list=None, return_cost: bool = False, jit: bool = False):
         """Run ``loss_fn()`` under a tape, differentiate, update the variables, release.
 
         Args:
             loss_fn: no-argument function returning a scalar loss Tensor.
             var_list: variables to train (default: every trainable variable the loss used).
             return_cost: return the loss tensor.
+            jit: run the loss and its gradients as a compiled program (``tv.jit``), traced
+                once per ``loss_fn`` code; the update itself stays as it is.
 
         Returns:
             The loss (when ``return_cost``), else None.
@@ -53,25 +55,12 @@ class Optimizer:
         who = f"{type(self).__name__}.minimize"
         if var_list is not None:
             var_list = _check_vars(var_list, who)
-        tape = Tape()
-        try:
-            with tape:
-                if var_list is not None:
-                    tape.watch(var_list)
-                loss = loss_fn()
-            _check_loss(loss, who)
-            if var_list is None:
-                var_list = [v for v in tape.watched.values() if isinstance(v, Variable)]
-                var_list = [v for v in var_list if v.trainable]
-                if not var_list:
-                    raise ValueError(
-                        f"{who}: the loss uses no trainable variable; pass var_list or use "
-                        "tv.variable(...) in loss_fn"
-                    )
-            grads = tape.gradient(loss, var_list)
-        finally:
-            tape.release()  # nothing saved for backward outlives the step, even on errors
-            del tape
+        if jit:
+            from .jit.train import minimize_step
+
+            loss, grads, var_list = minimize_step(self, _loss_and_grads, loss_fn, var_list, who)
+        else:
+            loss, grads, var_list = _loss_and_grads(loss_fn, var_list, who)
         self.apply_gradients(list(zip(grads, var_list)), _who=who)
         return loss if return_cost else None
 
@@ -141,6 +130,30 @@ _WHY = {  # (argument, at or above the top) -> what the value would do to the we
     ("beta1", True): " (at 1 the moment never moves and the bias correction divides by 0)",
     ("beta2", True): " (at 1 the moment never moves and the bias correction divides by 0)",
 }
+
+
+def _loss_and_grads(loss_fn, var_list, who):
+    """(loss, gradients, variables) of one ``minimize`` step; nothing saved outlives it."""
+    tape = Tape()
+    try:
+        with tape:
+            if var_list is not None:
+                tape.watch(var_list)
+            loss = loss_fn()
+        _check_loss(loss, who)
+        if var_list is None:
+            var_list = [v for v in tape.watched.values() if isinstance(v, Variable)]
+            var_list = [v for v in var_list if v.trainable]
+            if not var_list:
+                raise ValueError(
+                    f"{who}: the loss uses no trainable variable; pass var_list or use "
+                    "tv.variable(...) in loss_fn"
+                )
+        grads = tape.gradient(loss, var_list)
+    finally:
+        tape.release()  # nothing saved for backward outlives the step, even on errors
+        del tape
+    return loss, grads, var_list
 
 
 def _check_vars(var_list, who):

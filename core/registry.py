@@ -305,9 +305,17 @@ def get_gradient(name: str) -> GradConfig | None:
     """The ``GradConfig`` of kernel ``name`` in this context (a ``gradient_override`` in
     force here wins), or ``None`` when it is not differentiable."""
     prim = _PRIMITIVES.get(name)
-    grad = prim.grad if prim is not None else None
+    if prim is None:
+        overrides = OVERRIDES.get()
+        return overrides.get(name) if overrides else None
+    return grad_in_force(prim)
+
+
+def grad_in_force(prim) -> GradConfig | None:
+    """The gradient ``prim``'s nodes get when recorded in this context: its own, or a
+    ``gradient_override`` in force here."""
     overrides = OVERRIDES.get()
-    return overrides.get(name, grad) if overrides else grad
+    return overrides.get(prim.name, prim.grad) if overrides else prim.grad
 
 
 # the gradient_override blocks open in this context: {kernel name: GradConfig}. A context

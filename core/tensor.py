@@ -22,6 +22,7 @@ import threading
 import numpy as np
 
 from .operators import TensorOperators
+from .tracing import TRACER, guard
 
 __all__ = ["Tensor", "Variable", "tensor", "variable", "DisposedError"]
 
@@ -151,6 +152,8 @@ class Tensor(TensorOperators):
     def numpy(self) -> np.ndarray:
         """The value as a numpy array (a read-only view; copy it to modify). A constant: no
         gradient flows through it, inside a tape too (the module docstring's rule)."""
+        if TRACER.get() is not None:
+            guard(self, "numpy()")
         hook = READS.get()
         if hook is not None:
             hook(self)
@@ -170,17 +173,23 @@ class Tensor(TensorOperators):
         (``float(x)`` and ``int(x)`` are the same; see the module docstring's rule)."""
         if self.size != 1:
             raise ValueError(f"item(): tensor {self._label()} has {self.size} elements, not 1")
+        if TRACER.get() is not None:
+            guard(self, "item()")
         hook = READS.get()
         if hook is not None:
             hook(self)
         return self._array.item()
 
     def tolist(self):
+        if TRACER.get() is not None:
+            guard(self, "tolist()")
         return self._array.tolist()
 
     def __array__(self, dtype=None, copy=None):
         if getattr(_CONVERTING, "on", False):  # a list being made a tensor: stack it (ops)
             raise _HoldsTensor
+        if TRACER.get() is not None:
+            guard(self, "np.asarray()")
         hook = READS.get()
         if hook is not None:
             hook(self)
@@ -245,6 +254,8 @@ class Tensor(TensorOperators):
     def __repr__(self) -> str:
         if self._data is None:
             return f"Tensor(<disposed>, id={self.id})"
+        if TRACER.get() is not None and type(self._data) is not np.ndarray:  # tv.jit tracing
+            return f"traced({self._label()}, shape={self.shape}, dtype={self.dtype})"
         body = np.array2string(self._data, separator=", ", threshold=20, edgeitems=3)
         extra = f", name={self.name!r}" if self.name else ""
         kind = "variable" if isinstance(self, Variable) else "tensor"
@@ -265,17 +276,25 @@ class Tensor(TensorOperators):
                 f"the truth value of tensor {self._label()} with {self.size} elements is "
                 "ambiguous; use .any() or .all() on .numpy()"
             )
+        if TRACER.get() is not None:
+            guard(self, "bool()")
         return bool(self._array)
 
     def __float__(self) -> float:
+        if TRACER.get() is not None:
+            guard(self, "float()")
         return float(self.item())
 
     def __int__(self) -> int:
+        if TRACER.get() is not None:
+            guard(self, "int()")
         return int(self.item())
 
     def __index__(self) -> int:
         if self.dtype.kind not in "iu":
             raise TypeError(f"only integer tensors can be used as an index, got {self.dtype}")
+        if TRACER.get() is not None:
+            guard(self, "an index")
         return int(self.item())
 
     __hash__ = object.__hash__
@@ -334,6 +353,9 @@ class Variable(Tensor):
 
     def assign(self, value) -> Variable:
         """Replace the value with ``value`` of the same shape and dtype; returns self."""
+        tracer = TRACER.get()
+        if tracer is not None:  # tv.jit tracing: the compiled program assigns too
+            return tracer.assign(self, value)
         d = self._data
         if (
             type(value) is np.ndarray
@@ -360,6 +382,8 @@ class Variable(Tensor):
         return self
 
     def assign_sub(self, delta) -> Variable:
+        if TRACER.get() is not None:
+            guard(self, "assign_sub()")
         return self.assign(self._array - _to_array(delta))
 
     def dispose(self) -> None:

@@ -60,6 +60,7 @@ _VISUAL = {
     "GradCheckWidget": "tapeviz.widgets.gradcheck_widget",
     "MemoryInspector": "tapeviz.widgets.memory",
     "TrainingPlot": "tapeviz.widgets.training",
+    "show_code": "tapeviz.widgets.code_view",
 }
 # what the "viz" extra brings that the widgets import (looked up without importing them);
 # show_graph and GraphView need none of it to build DOT text
@@ -70,6 +71,7 @@ _NEEDS_VIZ = {
     "GradCheckWidget",
     "MemoryInspector",
     "TrainingPlot",
+    "show_code",
 }
 
 

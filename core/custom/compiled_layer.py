@@ -32,6 +32,7 @@ from ..grad_validation import GradientError
 from ..registry import GradConfig
 from ..tape import Tape
 from ..tensor import Tensor
+from ..tracing import refuse_opaque
 from .builder import Primitive, as_input
 
 __all__ = ["CompiledLayer", "AutoDiffError"]
@@ -114,6 +115,7 @@ class CompiledLayer:
 
     # --- calling ------------------------------------------------------------------------
     def __call__(self, x) -> Tensor:
+        refuse_opaque("CompiledLayer", self.name)  # tv.jit cannot see its numpy/compiled code
         x = as_input(x, f"CompiledLayer {self.name!r}: input")
         if x.dtype.kind != "f":
             raise TypeError(

@@ -18,6 +18,7 @@ from .. import engine
 from ..grad_validation import GradientError, check_gradient
 from ..registry import GradConfig
 from ..tensor import Tensor, _check_dtype
+from ..tracing import refuse_opaque
 from .builder import Primitive, as_input, outer_tapes, thunks_once, watch_uses
 
 __all__ = ["DifferentiableFunction"]
@@ -85,6 +86,7 @@ class DifferentiableFunction:
         cls = type(self).__name__
         if not hasattr(self, "num_outputs"):
             raise TypeError(f"{cls}: call super().__init__(...) in {cls}.__init__")
+        refuse_opaque("DifferentiableFunction", cls)  # tv.jit cannot see its numpy/compiled code
         xs = [as_input(x, f"{cls}: input X{i + 1}") for i, x in enumerate(X)]
         with watch_uses(f"{cls}.forward", xs):
             try:

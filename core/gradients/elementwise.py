@@ -233,7 +233,10 @@ def _pow(dy, saved, attrs):
 
     def da():
         exponent = b - 1
-        both_zero = (a.numpy() == 0) & (b.numpy() == 0)
+        b_zero = b.numpy() == 0  # first: a constant exponent without zeros (x ** 2) never
+        if not b_zero.any():  # reads a's values, so tv.jit can compile it
+            return dy * b * o.pow(a, exponent)
+        both_zero = (a.numpy() == 0) & b_zero
         if both_zero.any():  # exponent 1 there (b times it is 0): no 0 * inf, and its own
             exponent = o.where(Tensor(both_zero), o.ones_like(b), exponent)  # gradient is finite
         return dy * b * o.pow(a, exponent)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from .. import ops
 from ..ops.linalg import fused_matmul
+from ..ops.nn import dropout_drawing
 from ..tensor import Tensor
 from .activations import get_activation
 from .module import Module, _rng
@@ -218,8 +219,11 @@ class Dropout(Module):
     def forward(self, x):
         if not self.training or self.rate == 0:
             return x
-        seed = int((self._gen or _rng()).integers(2**31))
-        return ops.dropout(x, self.rate, seed=seed, training=True)
+        # the seed is drawn when the mask is (under tv.jit: on every call, not once)
+        return dropout_drawing(x, self.rate, self._next_seed, training=True)
+
+    def _next_seed(self) -> int:
+        return int((self._gen or _rng()).integers(2**31))
 
     def extra_repr(self):
         return f"rate={self.rate}"

@@ -60,6 +60,7 @@ def fit(
     metrics="auto",
     shuffle: bool = True,
     seed=None,
+    jit: bool = False,
 ) -> History:
     """Train ``model`` on ``(x, y)`` with mini-batches.
 
@@ -77,6 +78,8 @@ def fit(
         metrics: ``"auto"`` (accuracy for cross-entropy losses), a list of names
             (``"accuracy"``) or functions ``(labels, predictions) -> float``.
         shuffle, seed: shuffle the samples each epoch, with this seed.
+        jit: run each step's loss and gradients as a compiled program (``tv.jit``): traced
+            on the first batch of each shape, then replayed without a tape.
 
     Returns:
         ``History``: a dict of per-epoch lists (``loss``, ``accuracy``, ``val_loss``, ...).
@@ -95,6 +98,10 @@ def fit(
         validation_data = _pairs(*validation_data, "fit: validation_data")
     _check_sizes(epochs, batch_size)
     run = _Run(model, opt, loss_fn, resolve_metrics(metrics, loss_fn), batch_size)
+    if jit:
+        from ..jit.train import fit_step
+
+        run.jitted = fit_step(model, loss_fn, _check_loss_value)
     history = History()
     cbs = CallbackList([history, *(callbacks or [])], progress_callback(verbose))
     steps = math.ceil(len(x) / batch_size)
@@ -129,13 +136,19 @@ class _Run:
     def __init__(self, model, opt, loss_fn, metric_fns, batch_size):
         self.model, self.opt, self.loss_fn = model, opt, loss_fn
         self.metric_fns, self.batch_size, self.step = metric_fns, batch_size, 0
+        self.jitted = None  # fit(jit=True): the compiled step
 
     def epoch(self, x, y, order, epoch, cbs) -> dict:
         """Train on every batch of ``order``; the sample-weighted mean of the batch logs."""
         totals, seen, bs = {}, 0, self.batch_size
         for batch in range(math.ceil(len(order) / bs)):
             idx = order[batch * bs : (batch + 1) * bs]
-            logs = _train_step(self.model, self.opt, self.loss_fn, self.metric_fns, x[idx], y[idx])
+            if self.jitted is not None:
+                logs = _jit_train_step(self, x[idx], y[idx])
+            else:
+                logs = _train_step(
+                    self.model, self.opt, self.loss_fn, self.metric_fns, x[idx], y[idx]
+                )
             self.step += 1
             seen += len(idx)
             for k, v in logs.items():
@@ -163,9 +176,19 @@ def _train_step(model, opt, loss_fn, metric_fns, xb, yb) -> dict:
         return value
 
     cost = opt.minimize(objective, var_list=model.trainable_parameters() or None, return_cost=True)
+    return _logs(cost, metric_fns, yb, out[0])
+
+
+def _jit_train_step(run, xb, yb) -> dict:
+    cost, pred, grads, params = run.jitted(xb, yb, run.model.training)
+    run.opt.apply_gradients(list(zip(grads, params)), _who=f"{type(run.opt).__name__}.minimize")
+    return _logs(cost, run.metric_fns, yb, pred)
+
+
+def _logs(cost, metric_fns, yb, pred) -> dict:
     logs = {"loss": float(cost.item())}
     if metric_fns:
-        pred = out[0].numpy()
+        pred = pred.numpy()
         for name, fn in metric_fns.items():
             logs[name] = float(fn(yb, pred))
     return logs

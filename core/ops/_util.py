@@ -8,6 +8,7 @@ import numpy as np
 
 from ..tensor import Tensor, Variable, _Constant
 from ..tensor_data import from_data
+from ..tracing import TRACER
 
 
 def unchanged(x: Tensor) -> Tensor:
@@ -142,3 +143,14 @@ def norm_axis(axis, ndim: int, op: str):
     if len(set(out)) != len(out):
         raise ValueError(f"{op}: repeated axis in {axis!r}")
     return tuple(sorted(out))
+
+
+def drawn(draw) -> Tensor:
+    """A tensor of random values, ``draw()`` (a fresh array each time it is called). Under
+    ``tv.jit`` the compiled program calls ``draw`` again on every call: fresh values, not
+    the ones drawn while tracing."""
+    t = Tensor(draw())
+    tracer = TRACER.get()
+    if tracer is not None:
+        tracer.random(t, draw)
+    return t

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..tensor import Tensor
-from ._util import as_tensor
+from ._util import as_tensor, drawn
 
 
 def zeros(shape, dtype="float32") -> Tensor:
@@ -43,10 +43,15 @@ def linspace(start, stop, num, dtype="float32") -> Tensor:
 
 
 def random_normal(shape, mean=0.0, stddev=1.0, dtype="float32", seed=None) -> Tensor:
-    rng = np.random.default_rng(seed)
-    return Tensor((rng.standard_normal(shape) * stddev + mean).astype(dtype))
+    def draw():
+        rng = np.random.default_rng(seed)
+        return (rng.standard_normal(shape) * stddev + mean).astype(dtype)
+
+    return drawn(draw)
 
 
 def random_uniform(shape, minval=0.0, maxval=1.0, dtype="float32", seed=None) -> Tensor:
-    rng = np.random.default_rng(seed)
-    return Tensor(rng.uniform(minval, maxval, shape).astype(dtype))
+    def draw():
+        return np.random.default_rng(seed).uniform(minval, maxval, shape).astype(dtype)
+
+    return drawn(draw)

@@ -7,7 +7,7 @@ import numpy as np
 from .. import kernel_names as K
 from ..engine import run_kernel
 from ..tensor import Tensor
-from ._util import as_tensor, require_float, unchanged
+from ._util import as_tensor, drawn, require_float, unchanged
 
 
 def _pair(v, name: str, op: str) -> tuple[int, int]:
@@ -94,14 +94,24 @@ avg_pool2d = _pool(K.AVG_POOL, "avg_pool2d")
 
 def dropout(x, rate: float, seed: int | None = None, training: bool = True) -> Tensor:
     """Zero each element with probability ``rate`` and scale the rest by ``1/(1-rate)``."""
+    return dropout_drawing(x, rate, lambda: seed, training)
+
+
+def dropout_drawing(x, rate: float, next_seed, training: bool = True) -> Tensor:
+    """``dropout`` whose mask is drawn with the seed ``next_seed()`` returns (``nn.Dropout``:
+    its generator's next seed), asked each time a mask is drawn, under ``tv.jit`` too."""
     x = as_tensor(x, "dropout")
     if not 0 <= rate < 1:
         raise ValueError(f"dropout: rate must be in [0, 1), got {rate}")
     if not training or rate == 0:
         return unchanged(x)
-    keep = np.random.default_rng(seed).random(x.shape) >= rate
-    mask = Tensor((keep / (1 - rate)).astype(x.dtype))
-    return x * mask
+    shape, dtype = x.shape, x.dtype
+
+    def draw():
+        keep = np.random.default_rng(next_seed()).random(shape) >= rate
+        return (keep / (1 - rate)).astype(dtype)
+
+    return x * drawn(draw)
 
 
 def softmax_cross_entropy_with_logits(labels, logits) -> Tensor:

@@ -9,6 +9,7 @@ import numpy as np
 from .. import kernel_names as K
 from ..engine import run_kernel
 from ..tensor import Tensor
+from ..tracing import traced
 from ._util import as_tensor, norm_axis, require_float
 
 
@@ -102,12 +103,15 @@ def root_with_zero_subgradient(v: Tensor, root) -> Tensor:
     """``root(v)`` (a root of a non-negative ``v``: sqrt, ``v ** (1/p)``) whose value and
     gradient are 0 where ``v == 0``: PyTorch's subgradient for ``std`` and ``norm``, where
     the root's own derivative would give 0 * inf = NaN."""
-    from .elementwise import where
+    from .elementwise import equal, where
 
-    flat = v.numpy() == 0
-    if not flat.any():
-        return root(v)
-    flat = Tensor(np.asarray(flat))
+    if traced(v):  # tv.jit: the same choice made with ops (no value read while tracing)
+        flat = equal(v, np.zeros((), v.dtype))
+    else:
+        flat = v.numpy() == 0
+        if not flat.any():
+            return root(v)
+        flat = Tensor(np.asarray(flat))
     # the root of 1 where flat: its gradient there is finite, and the select sends it none
     out = root(where(flat, np.ones((), v.dtype), v))
     return where(flat, np.zeros((), v.dtype), out)
@@ -120,7 +124,7 @@ def logsumexp(x, axis=None, keepdims: bool = False) -> Tensor:
     the gradient is ``exp(x - result)``, NaN for such rows, as in PyTorch. An empty
     reduction gives ``-inf`` (the log of an empty sum, as PyTorch) and an empty gradient.
     """
-    from .elementwise import exp, log, stop_gradient, where
+    from .elementwise import abs, equal, exp, log, stop_gradient, where
 
     x = as_tensor(x, "logsumexp")
     require_float(x, "logsumexp")
@@ -132,9 +136,13 @@ def logsumexp(x, axis=None, keepdims: bool = False) -> Tensor:
         out = sum(x, axes, keepdims=True) * 0 + Tensor(np.array(-np.inf, x.dtype))
     else:
         m = stop_gradient(max(x, axes, keepdims=True))
-        infinite = np.isinf(m.numpy())
-        if infinite.any():  # shift by 0 there: x - m would be inf - inf = NaN
-            m = where(Tensor(infinite), np.zeros((), x.dtype), m)
+        if traced(m):  # tv.jit: the same shift chosen with ops (no value read while tracing)
+            inf = np.full((), np.inf, x.dtype)
+            m = where(equal(abs(m), inf), np.zeros((), x.dtype), m)
+        else:
+            infinite = np.isinf(m.numpy())
+            if infinite.any():  # shift by 0 there: x - m would be inf - inf = NaN
+                m = where(Tensor(infinite), np.zeros((), x.dtype), m)
         out = log(sum(exp(x - m), axes, keepdims=True)) + m
     if keepdims:
         return out

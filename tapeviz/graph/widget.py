@@ -88,6 +88,9 @@ class GraphWidget(anywidget.AnyWidget):
     selected = t.Unicode("", help="id of the clicked node ('n3', 't5', ...), '' for none").tag(
         sync=True
     )
+    pointed = t.Unicode(
+        "", help="id of the node under the pointer, or one a linked view points at (show_code)"
+    ).tag(sync=True)
     details = t.Dict(help="side-panel data for the selected node (computed in Python)").tag(
         sync=True
     )

@@ -337,6 +337,18 @@ function render({ model, el: root }) {
     canvas.querySelectorAll("g.tv-xlink." + cls).forEach((e) => e.classList.remove(cls));
     if (key) canvas.querySelectorAll("g.tv-xlink." + CSS.escape(key)).forEach((e) => e.classList.add(cls));
   };
+  // `pointed`: the node under the pointer, or the one a linked view points at (show_code's
+  // code lines, linked in the browser with jslink): outlined, with no new layout
+  function point(id) {
+    if (model.get("pointed") === id) return;
+    model.set("pointed", id);
+    model.save_changes();
+  }
+  function markPointed() {
+    canvas.querySelectorAll("g.node.tv-pointed").forEach((g) => g.classList.remove("tv-pointed"));
+    const g = model.get("pointed") ? nodeById(model.get("pointed")) : null;
+    if (g) g.classList.add("tv-pointed");
+  }
   let localSel = null;  // a click shown before Python has heard of it
   function markSelected() {
     const sel = localSel !== null ? localSel : model.get("selected");
@@ -363,9 +375,9 @@ function render({ model, el: root }) {
       showLinks("tv-hover", ofKey(g));
       const id = g.dataset.tvId;
       if (GROUP.test(id)) want({ expanded: expandedWith(id, true) });
-      else wantDetails(id);
+      else { wantDetails(id); point(id); }
     });
-    g.addEventListener("pointerleave", () => showLinks("tv-hover", null));
+    g.addEventListener("pointerleave", () => { showLinks("tv-hover", null); point(""); });
     g.addEventListener("click", (e) => {
       if (drag && drag.moved) return;
       e.stopPropagation();
@@ -432,6 +444,7 @@ function render({ model, el: root }) {
     canvas.appendChild(svg);
     fontPx = svg.tvFontPx;
     markSelected();
+    markPointed();
     applyFrame();
     runSearch(false);
     drawCrumb();
@@ -634,6 +647,7 @@ function render({ model, el: root }) {
   model.on("change:mode change:show_saved change:show_values change:has_backward", drawToolbar);
   model.on("change:error", drawError);
   model.on("change:selected", () => { localSel = null; markSelected(); });
+  model.on("change:pointed", markPointed);
   model.on("change:details", () => {
     const d = model.get("details") || {};
     const sel = localSel !== null ? localSel : model.get("selected");

@@ -1,0 +1,166 @@
+"""``Compiled``: one traced signature of a jitted function, and how it runs.
+
+Made by ``build`` from a finished trace: the program (statements over values), its names,
+the pruned statements, the generated function, what to check before each call (the
+kernels and gradients it was traced with, the closure and globals the function read), and
+how to turn the generated function's arrays back into the function's kind of result.
+"""
+
+from __future__ import annotations
+
+from ..registry import _PRIMITIVES, grad_in_force
+from ..tensor import Tensor, Variable
+from .bindings import Bindings
+from .codegen import compile_program, prune
+from .ir import Program
+from .names import assign_names
+from .pytree import unflatten
+
+__all__ = ["Compiled", "build"]
+
+
+class Compiled:
+    """A compiled signature. ``source`` is the Python that runs; ``stmts`` its statements;
+    ``tapes`` the tapes that recorded while tracing; ``display`` a tape of the forward ops
+    (``JitFunction.trace`` only); ``first_result`` what the traced call returned."""
+
+    def __init__(self, program, stmts, source, fn, checks, bindings, result):
+        self.program, self.stmts, self.source, self.fn = program, stmts, source, fn
+        self.checks, self.bindings = checks, bindings
+        self.out_struct, self.specs, self.kinds = result
+        self.tapes, self.display, self.first_result = [], None, None
+        self.values: dict = {}  # tensor id -> Value (traces made for display only)
+
+    def stale(self, fn) -> str | None:
+        """Why this program cannot run for ``fn`` now (None: it can)."""
+        for prim, backend, config, grad in self.checks:
+            if prim.kernels.get(backend) is not config or grad_in_force(prim) is not grad:
+                return f"kernel or gradient {prim.name!r} was registered again"
+            if _PRIMITIVES.get(prim.name) is not prim:
+                return f"kernel {prim.name!r} was unregistered"
+        return self.bindings.changed(fn)
+
+    def run(self, leaves):
+        """Run the generated function on the arguments' arrays; the function's result."""
+        arrays = [
+            x if k == "v" else x._data if isinstance(x, Tensor) else x
+            for x, k in zip(leaves, self.kinds)
+        ]
+        made = self.fn(*arrays)
+        out = []
+        for kind, payload, name in self.specs:
+            if kind == "new":
+                out.append(Tensor(made[payload], name))
+            elif kind == "leaf":
+                x = leaves[payload]
+                out.append(x if isinstance(x, Tensor) else Tensor(x, name))
+            else:
+                out.append(payload)
+        return unflatten(self.out_struct, iter(out))
+
+    @property
+    def tape(self):
+        """The tape to draw: the one that ran a backward pass with most steps, else the
+        display tape of the forward ops."""
+        with_backward = [t for t in self.tapes if t.backward_nodes]
+        if with_backward:
+            return max(with_backward, key=lambda t: len(t.nodes) + len(t.backward_nodes))
+        return self.display
+
+    @property
+    def code(self) -> str:
+        """The program as a person reads it (``render``): forward, then backward."""
+        from .render import text
+
+        return text(self.program, self.stmts, self.node_ids(self.tape))
+
+    def rows(self) -> list:
+        """``render.rows`` of the program, linked to the nodes of ``tape``."""
+        from .render import rows
+
+        return rows(self.program, self.stmts, self.node_ids(self.tape))
+
+    def name_tensors(self) -> None:
+        """Give the unnamed tensors of the drawn tapes the code's names (``h``, ``dh``), so
+        the graph and the code say the same (display traces only: these tensors are the
+        trace's own)."""
+        for tape in {id(t): t for t in (*self.tapes, self.display) if t is not None}.values():
+            for node in list(tape.nodes) + list(tape.backward_nodes):
+                for t in (*node.inputs.values(), *node.outputs):
+                    v = self.values.get(t.id)
+                    if t.name is None and v is not None and v.name and v.kind != "const":
+                        t.name = v.name
+
+    def node_ids(self, tape) -> dict:
+        """``id(Value) -> "n<node id>"`` for the nodes of ``tape`` (forward and backward)."""
+        if tape is None or not self.values:
+            return {}
+        out = {}
+        for node in list(tape.nodes) + list(tape.backward_nodes):
+            for o in node.outputs:
+                v = self.values.get(o.id)
+                if v is not None:
+                    out.setdefault(id(v), f"n{node.id}")
+        return out
+
+
+def build(jitfn, fn, tracer, traced, kinds, names, out, result) -> Compiled:
+    """The ``Compiled`` program of a finished trace (``kinds``: per argument leaf ``"t"`` a
+    tensor, ``"a"`` a numpy array; ``result``: the result's structure, its tensor leaves and
+    their Values)."""
+    out_struct, out_leaves, out_values = result
+    args = []
+    for i, t in enumerate(traced):
+        is_var = isinstance(t, Variable)
+        if is_var:
+            kinds[i] = "v"
+        v = tracer.values.get(t.id) if not is_var else None
+        if v is not None and v.index == i:
+            args.append(v)
+    specs, outputs = _result_specs(traced, out_leaves, out_values)
+    program = Program(jitfn.name, tracer.stmts, args, outputs, names)
+    program.var_args = {i for i, k in enumerate(kinds) if k == "v"}
+    assign_names(program, tracer.tensor_names, list(tracer.tapes.values()))
+    stmts = prune(program.stmts, outputs)
+    if any(s.kind == "kernel" and s.config.backend_name == "numba" for s in stmts):
+        from .fusion import fuse
+
+        stmts = fuse(stmts, outputs)
+    source, run = compile_program(program, stmts)
+    checks = _checks(program.stmts)  # all traced kernels: a pruned one still chose the backward
+    compiled = Compiled(
+        program, stmts, source, run, checks, Bindings(fn), (out_struct, specs, kinds)
+    )
+    compiled.tapes = list(tracer.tapes.values())
+    compiled.display = tracer.display
+    if tracer.display is not None:
+        compiled.values = dict(tracer.values)
+    compiled.first_result = out
+    return compiled
+
+
+def _result_specs(traced, out_leaves, out_values) -> tuple:
+    """How each tensor of the result is made on a call: ``("new", k, name)`` from the
+    program's k-th output, ``("leaf", i, name)`` the i-th argument itself, ``("object", t,
+    None)`` a Variable the function closed over; and the program's outputs."""
+    specs, outputs, slot = [], [], {}
+    leaf_of = {id(t): i for i, t in reversed(list(enumerate(traced)))}
+    for t, v in zip(out_leaves, out_values):
+        if v is None or v.kind == "arg":
+            i = leaf_of.get(id(t))
+            specs.append(("leaf", i, t.name) if i is not None else ("object", t, None))
+            continue
+        if id(v) not in slot:
+            slot[id(v)] = len(outputs)
+            outputs.append(v)
+        specs.append(("new", slot[id(v)], t.name))
+    return specs, outputs
+
+
+def _checks(stmts) -> tuple:
+    seen = {}
+    for s in stmts:
+        if s.kind == "kernel":
+            key = (id(s.prim), s.config.backend_name)
+            seen.setdefault(key, (s.prim, s.config.backend_name, s.config, grad_in_force(s.prim)))
+    return tuple(seen.values())

@@ -1,0 +1,97 @@
+"""``TracedArray``: the array of a traced tensor while ``tv.jit`` traces a function.
+
+A traced tensor keeps its real value during the trace (the first call runs eagerly), but its
+``_data`` is this ndarray subclass: numpy functions, ufuncs, indexing, conversions and copies
+on it raise ``ConcretizationError`` in the tracing context. That catches code that reads a
+value *outside kernels* (an op computed in Python on ``x._array``, a numpy function on a
+value) and would otherwise bake it into the compiled program. Kernels get plain views
+(``plain``), so they run exactly as in eager mode. Outside the tracing context (another
+thread) it behaves as a plain ndarray. The tracer restores plain arrays when the trace ends.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..tracing import TRACER
+
+__all__ = ["TracedArray", "plain", "wrap"]
+
+# functions that read only shape and dtype: allowed on a traced value
+_SHAPE_ONLY = {
+    np.shape, np.ndim, np.size, np.result_type, np.zeros_like, np.ones_like, np.empty_like,
+    np.may_share_memory, np.shares_memory, np.broadcast_shapes,
+}  # fmt: skip
+
+
+def _refuse(what: str) -> None:
+    tracer = TRACER.get()
+    if tracer is not None:
+        tracer.escape(what)
+
+
+def plain(a):
+    """``a`` as a plain ndarray view (a ``TracedArray`` unwrapped; anything else as is)."""
+    return a.view(np.ndarray) if isinstance(a, TracedArray) else a
+
+
+def wrap(a: np.ndarray) -> TracedArray:
+    """A ``TracedArray`` view of ``a``."""
+    return a.view(TracedArray)
+
+
+def _plains(items):
+    return tuple(plain(x) for x in items)
+
+
+class TracedArray(np.ndarray):
+    """An ndarray whose value must not be read outside a kernel while a trace runs."""
+
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        _refuse(f"np.{ufunc.__name__}")
+        if "out" in kwargs:
+            kwargs["out"] = _plains(kwargs["out"])
+        return getattr(ufunc, method)(*_plains(inputs), **kwargs)
+
+    def __array_function__(self, func, types, args, kwargs):
+        if func not in _SHAPE_ONLY:
+            _refuse(f"np.{func.__name__}")
+        return func(*_plains(args), **kwargs)
+
+    def __array__(self, dtype=None, copy=None):
+        _refuse("np.asarray()")
+        a = self.view(np.ndarray)
+        return a if dtype is None else a.astype(dtype)
+
+    def _value(what):  # noqa: N805 - builds the methods below
+        def method(self, *args, **kwargs):
+            _refuse(what)
+            return getattr(self.view(np.ndarray), name)(*args, **kwargs)
+
+        name = what
+        return method
+
+    __bool__ = _value("__bool__")
+    __float__ = _value("__float__")
+    __int__ = _value("__int__")
+    __index__ = _value("__index__")
+    __complex__ = _value("__complex__")
+    __iter__ = _value("__iter__")
+    __getitem__ = _value("__getitem__")
+    __setitem__ = _value("__setitem__")
+    item = _value("item")
+    tolist = _value("tolist")
+    tobytes = _value("tobytes")
+    copy = _value("copy")
+    astype = _value("astype")
+    fill = _value("fill")
+    __reduce__ = _value("__reduce__")
+    __reduce_ex__ = _value("__reduce_ex__")
+    __deepcopy__ = _value("__deepcopy__")
+    __copy__ = _value("__copy__")
+    del _value
+
+    def __repr__(self):
+        return f"<traced array shape={self.shape} dtype={self.dtype}>"
+
+    __str__ = __repr__
