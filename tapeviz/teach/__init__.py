@@ -10,6 +10,9 @@ A check never raises on a wrong answer: it returns a ``Verdict`` that displays a
 "correct" or an orange "not yet: …" box, so a notebook still runs top to bottom while the
 placeholders (``...``) are in place.
 
+``reveal(tape, a=a_grad, …)`` puts the engine's gradients beside the student's, each shown
+only once the student's agrees (``show=True`` is the explicit "show me").
+
 For a lecture: ``presentation()`` (large fonts) and ``export(widget, "slide.svg")``.
 
 Example:
@@ -24,6 +27,7 @@ from __future__ import annotations
 
 from .grader import Verdict, check, exercise_names
 from .patterns import describe
+from .reveal import reveal
 from .slides import export, presentation
 
-__all__ = ["Verdict", "check", "describe", "exercise_names", "export", "presentation"]
+__all__ = ["Verdict", "check", "describe", "exercise_names", "export", "presentation", "reveal"]

@@ -133,3 +133,28 @@ def test_describe_names_each_pattern_and_never_the_value():
     assert describe([1.0, 2.0], want).startswith("expected shape (4,)")
     assert describe(..., want) == PATTERNS["placeholder"]
     assert describe(np.array([1.0, 9.0, 5.0, 4.0]), want).startswith("4 of 4 entries")
+
+
+def test_reveal_shows_the_engine_only_where_you_agree():
+    import tapeviz as tv
+    from tapeviz.teach import reveal
+
+    a, b = tv.tensor(2.0, dtype="float64"), tv.tensor(-3.0, dtype="float64")
+    c = tv.tensor(10.0, dtype="float64")
+    with tv.Tape() as tape:
+        tape.watch([a, b, c])
+        e = a * b
+        d = e + c
+    tape.gradient(d, [a, b, c])
+    r = reveal(tape, a=-3.0, b=..., c=-1.0, e=1.0)
+    assert r.hidden == ["b", "c"]
+    rows = {n: (want, verdict) for n, _, want, verdict in r.rows}
+    assert rows["a"] == (-3.0, "agrees") and rows["b"] == (None, PATTERNS["placeholder"])
+    assert rows["c"] == (None, PATTERNS["sign"])
+    dot = r.graph.to_dot()
+    assert dot.count("grad ?") == 2 and "grad 2" not in dot  # b's gradient is a = 2
+    assert "engine ?" in repr(r) and "2" not in repr(r).split("d/db")[1].split("\n")[0]
+    shown = reveal(tape, show=True, a=..., b=...)
+    assert shown.hidden == [] and "grad ?" not in shown.graph.to_dot()
+    with pytest.raises(ValueError, match="no tensor named zz.*names: a, b, c, d, e"):
+        reveal(tape, zz=1.0)
