@@ -9,7 +9,7 @@ PYTEST_ARGS ?=
 # the venv's "python3" kernelspec comes before any user-level one (~/.local/share/jupyter)
 JUPYTER_ENV := JUPYTER_PATH="$(CURDIR)/$(VENV)/share/jupyter"
 
-.PHONY: lab test lint bench pictures venv clean
+.PHONY: lab test lint bench pictures venv clean assignments grade
 
 $(STAMP): pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -47,3 +47,14 @@ pictures: $(STAMP)
 
 clean:
 	rm -rf $(VENV) build *.egg-info test-artifacts
+
+# Assignments (Otter-Grader, no Docker): `make assignments` builds each autograder from
+# assignments/source/ and copies the student notebooks to assignments/student/;
+# `make grade NB=path/to/submission.ipynb` grades one submission (last line: score: X/Y).
+assignments: $(STAMP)
+	$(BIN)/python assignments/grade.py --build-only --students assignments/student
+
+GRADE_ARGS ?=
+grade: $(STAMP)
+	@test -n "$(NB)" || { echo "usage: make grade NB=path/to/notebook.ipynb" >&2; exit 2; }
+	@$(BIN)/python assignments/grade.py "$(NB)" $(GRADE_ARGS)
