@@ -15,7 +15,13 @@ $(STAMP): pyproject.toml
 	$(PY) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -e ".[test]"
+	$(MATHJAX_FIX)
 	touch $(STAMP)
+
+# jupyterlab-rise (the "course" extra) pulls in jupyterlab-mathjax3, whose old MathJax
+# extension would replace JupyterLab's own and drop the assistive MathML screen readers
+# read; JupyterLab's own typesets RISE's slides too (binder/postBuild does the same)
+MATHJAX_FIX = $(BIN)/jupyter labextension disable --level=sys_prefix @jupyterlab/mathjax3-extension >/dev/null
 
 venv: $(STAMP)
 

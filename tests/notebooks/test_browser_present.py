@@ -4,7 +4,7 @@ and the notebook as jupyterlab-rise slides.
 Before: ``presentation()`` cut the buttons to "ch…" and "sh…", zoomed the graph past the
 output's edge and left the question at 13 px. Now every button shows its whole word, the
 question is large and the graph fits the output's width. RISE: each cell tagged
-``slide`` is a slide. (In RISE's page the ipywidgets manager fails to load — the open
+``slide`` is a slide, its math typeset with assistive MathML. (In RISE's page the ipywidgets manager fails to load — the open
 jupyterlab-contrib/rise issue #119, ipywidgets ≥ 8 — so a widget shows its static picture
 there; the live stepper is presented from JupyterLab.) Screenshots: test-artifacts/browser/
 present-*.png.
@@ -20,7 +20,8 @@ pytestmark = [pytest.mark.browser, pytest.mark.timeout(900)]
 
 NOTEBOOK = "present.ipynb"
 CELLS = [
-    ("markdown", "# Backprop, one step at a time\n\nThe stepper asks before it shows."),
+    ("markdown", "# Backprop, one step at a time\n\nThe stepper asks before it shows: "
+                 "$\\sigma'(x) = \\sigma(x)\\,(1 - \\sigma(x))$."),
     ("code", "import tapeviz as tv\nfrom tapeviz.teach import presentation\npresentation()"),
     ("code", "a = tv.tensor(2.0, dtype='float64')\nb = tv.tensor(-3.0, dtype='float64')\n"
              "c = tv.tensor(10.0, dtype='float64')\nf = tv.tensor(-2.0, dtype='float64')\n"
@@ -79,5 +80,13 @@ def test_cells_tagged_slide_are_rise_slides(lab_server, lab_page):
     sections.first.wait_for(timeout=60_000)
     page.locator(".jp-RenderedMarkdown h1:has-text('Backprop, one step')").wait_for(timeout=60_000)
     page.wait_for_timeout(1000)
+    math = page.locator(".jp-RenderedMarkdown mjx-container")
+    math.first.wait_for(timeout=30_000)
     screenshot(page, "present-rise-title")
     assert sections.count() == len(CELLS)
+    # typeset by JupyterLab's MathJax, with the MathML a screen reader reads (the MathJax of
+    # jupyterlab-mathjax3, which jupyterlab-rise pulls in, has none: the Makefile and
+    # binder/postBuild disable it)
+    mml = math.first.locator("mjx-assistive-mml")
+    assert mml.count() == 1, "the slide's math has no assistive MathML (jupyterlab-mathjax3?)"
+    assert "σ" in mml.text_content()

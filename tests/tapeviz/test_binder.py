@@ -63,4 +63,8 @@ def test_runtime_and_postbuild():
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
     low = Version(re.search(r">=\s*([\d.]+)", project["requires-python"])[1])
     assert Version(f"{match[1]}.{match[2]}") >= low
-    assert "pip install --no-deps ." in (BINDER / "postBuild").read_text()
+    post = (BINDER / "postBuild").read_text()
+    assert "pip install --no-deps ." in post
+    # jupyterlab-rise's jupyterlab-mathjax3 would replace JupyterLab's MathJax (and its MathML)
+    disable = "labextension disable --level=sys_prefix @jupyterlab/mathjax3-extension"
+    assert disable in post and disable in (ROOT / "Makefile").read_text()
