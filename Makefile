@@ -9,13 +9,19 @@ PYTEST_ARGS ?=
 # the venv's "python3" kernelspec comes before any user-level one (~/.local/share/jupyter)
 JUPYTER_ENV := JUPYTER_PATH="$(CURDIR)/$(VENV)/share/jupyter"
 
-.PHONY: lab test fuzz lint bench pictures venv clean
+.PHONY: lab test fuzz lint bench pictures venv clean assignments grade
 
 $(STAMP): pyproject.toml
 	$(PY) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -e ".[test]"
+	$(MATHJAX_FIX)
 	touch $(STAMP)
+
+# jupyterlab-rise (the "course" extra) pulls in jupyterlab-mathjax3, whose old MathJax
+# extension would replace JupyterLab's own and drop the assistive MathML screen readers
+# read; JupyterLab's own typesets RISE's slides too (binder/postBuild does the same)
+MATHJAX_FIX = $(BIN)/jupyter labextension disable --level=sys_prefix @jupyterlab/mathjax3-extension >/dev/null
 
 venv: $(STAMP)
 
@@ -51,3 +57,14 @@ pictures: $(STAMP)
 
 clean:
 	rm -rf $(VENV) build *.egg-info test-artifacts
+
+# Assignments (Otter-Grader, no Docker): `make assignments` builds each autograder from
+# assignments/source/ and copies the student notebooks to assignments/student/;
+# `make grade NB=path/to/submission.ipynb` grades one submission (last line: score: X/Y).
+assignments: $(STAMP)
+	$(BIN)/python assignments/grade.py --build-only --students assignments/student
+
+GRADE_ARGS ?=
+grade: $(STAMP)
+	@test -n "$(NB)" || { echo "usage: make grade NB=path/to/notebook.ipynb" >&2; exit 2; }
+	@$(BIN)/python assignments/grade.py "$(NB)" $(GRADE_ARGS)

@@ -1,12 +1,17 @@
 """Exercises that grade: ``check(name, answer)`` says "correct" or "not yet: …" and why.
 
-The reference answers are not in the notebooks: each exercise's answer is computed by the
-engine when the check runs (``tapeviz.teach.exercises``), so reading the notebook does not
-give it away, and "Run All" cannot overwrite the student's answer with a solution.
+The answers are not in the notebooks nor in this package: ``sealed.json`` keeps salted
+hashes of them (``seal.py`` says what a determined student can still do), written by the
+instructor's ``assignments/source/seal_exercises.py``. A wrong answer gets the *pattern* of
+its mismatch (``patterns.describe``: the sign flipped, off by a factor or a constant, wrong
+only where x < 0, a known misconception), never a direction such as "too large".
 
 A check never raises on a wrong answer: it returns a ``Verdict`` that displays as a green
 "correct" or an orange "not yet: …" box, so a notebook still runs top to bottom while the
 placeholders (``...``) are in place.
+
+``reveal(tape, a=a_grad, …)`` puts the engine's gradients beside the student's, each shown
+only once the student's agrees (``show=True`` is the explicit "show me").
 
 For a lecture: ``presentation()`` (large fonts) and ``export(widget, "slide.svg")``.
 
@@ -21,6 +26,8 @@ Example:
 from __future__ import annotations
 
 from .grader import Verdict, check, exercise_names
+from .patterns import describe
+from .reveal import reveal
 from .slides import export, presentation
 
-__all__ = ["Verdict", "check", "exercise_names", "export", "presentation"]
+__all__ = ["Verdict", "check", "describe", "exercise_names", "export", "presentation", "reveal"]

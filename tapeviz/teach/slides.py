@@ -79,21 +79,40 @@ def export(obj, path) -> Path:
 
 def presentation(on: bool = True, scale: float = 1.6) -> HTML:
     """Large fonts for a lecture hall: display the result to scale up this notebook's
-    outputs and widgets (JupyterLab and Notebook 7); ``presentation(False)`` undoes it.
+    outputs and widgets (JupyterLab, Notebook 7 and jupyterlab-rise slides);
+    ``presentation(False)`` undoes it.
+
+    Text is sized from the theme's base sizes times ``scale`` (never compounded through
+    nested outputs); buttons and answer boxes grow to fit their words instead of cutting
+    them ("ch…"); rows of controls wrap; pictures shrink to the output's width instead of
+    being cut at its edge (a lesson graph's own ``font_size=`` sets its text size).
 
     Args:
         on: switch the mode on or off.
-        scale: the factor on font sizes and drawn graphs.
+        scale: the factor on the widgets' and outputs' font sizes.
 
     Returns:
         An ``IPython.display.HTML`` holding the style sheet (empty when ``on`` is False).
     """
     if not on:
         return HTML("<style id='tapeviz-presentation'></style>")
-    css = (
-        f".jp-OutputArea-output, .jp-RenderedHTMLCommon, .widget-html-content, "
-        f".widget-label, .widget-readout, .widget-button, .widget-text input "
-        f"{{font-size: {scale:.2f}em !important;}}\n"
-        f".jp-OutputArea-output svg {{zoom: {scale:.2f};}}"
-    )
+    out = ".jp-OutputArea-output"
+    widget = f"calc(var(--jp-widgets-font-size, 13px) * {scale:.2f})"
+    content = f"calc(var(--jp-content-font-size1, 14px) * {scale:.2f})"
+    css = "\n".join([
+        f"{out} .widget-html-content, {out} .widget-htmlmath-content, {out} .widget-label, "
+        f"{out} .widget-readout, {out} .widget-button, {out} .jupyter-button, "
+        f"{out} .widget-text input, {out} .tv-stepper "
+        f"{{font-size: {widget} !important; line-height: 1.35 !important;}}",
+        f"{out} .jp-RenderedHTMLCommon, {out} .jp-RenderedText pre "
+        f"{{font-size: {content} !important;}}",
+        f"{out} .widget-button, {out} .jupyter-button {{width: auto !important; "
+        "min-width: max-content !important; height: auto !important; "
+        "padding: 0.2em 0.7em !important; overflow: visible !important;}",
+        f"{out} .widget-text {{width: auto !important;}}",
+        f"{out} .widget-text input {{width: 7em !important; height: auto !important;}}",
+        f"{out} .widget-hbox {{flex-wrap: wrap; gap: 0.3em;}}",
+        f"{out} .widget-label {{width: auto !important; min-width: max-content !important;}}",
+        f"{out} svg {{max-width: 100% !important; height: auto !important;}}",
+    ])  # fmt: skip
     return HTML(f"<style id='tapeviz-presentation'>{css}</style>")

@@ -10,12 +10,13 @@ to a small table; custom gradients are described by their style.
 from __future__ import annotations
 
 import inspect
+import re
 
 import numpy as np
 
 from tapeviz.core.gradients.formulas import fill
 
-__all__ = ["chain_rule_latex", "gradient_formula", "tex_name"]
+__all__ = ["chain_rule_latex", "gradient_formula", "tex_name", "tex_to_text"]
 
 _TABLE = {
     "BatchMatMul": "matmul: y = a @ b; da = dy @ b^T, db = a^T @ dy",
@@ -81,8 +82,41 @@ def _registered(node, grad) -> str | None:
     if not getattr(grad, "formula", ()):
         return None
     slots = {k: k for k in node.inputs} | {"y": "y", "dy": "dy"}
-    parts = [f"∂y/∂{k} = {fill(f, slots)}" for k, f in grad.formula]
+    parts = [f"∂y/∂{k} = {tex_to_text(fill(f, slots))}" for k, f in grad.formula]
     return f"{node.kernel}: " + "; ".join(parts)
+
+
+_GROUP = r"\{([^{}]*)\}"
+_TEX_WORDS = {"^\\top": "ᵀ", r"\sigma": "σ", r"\pi": "π", r"\,": " ", r"\cdot": "·"}
+
+
+def _paren(text: str) -> str:
+    return text if re.fullmatch(r"-?[\w.]+(\^\w+)?", text) else f"({text})"
+
+
+def _exp(text: str) -> str:
+    return text if re.fullmatch(r"\w+", text) else f"({text})"
+
+
+def tex_to_text(tex: str) -> str:
+    """A formula's LaTeX as plain text for places that do not typeset math (the plain
+    stepper's panel, tooltips): ``\\frac{1}{b}`` -> ``1/b``, ``\\sqrt{\\pi}`` -> ``√π``.
+
+    Example:
+        >>> tex_to_text(r"-\\frac{a}{b^2}")
+        '-a/b^2'
+    """
+    out = tex
+    for old, new in _TEX_WORDS.items():
+        out = out.replace(old, new)
+    out = re.sub(r"\\(?:operatorname|text|mathrm)" + _GROUP, r"\1", out)
+    for _ in range(4):  # innermost groups first: nested fractions and roots
+        out = re.sub(r"\\frac" + _GROUP + _GROUP,
+                     lambda m: f"{_paren(m[1].strip())}/{_paren(m[2].strip())}", out)  # fmt: skip
+        out = re.sub(r"\\sqrt" + _GROUP, lambda m: "√" + _paren(m[1].strip()), out)
+        out = re.sub(r"\^" + _GROUP, lambda m: "^" + _exp(m[1].strip()), out)
+    out = re.sub(r"\\([A-Za-z]+)", r"\1", out)  # \cos, \sin, \ln: the word
+    return re.sub(r"\s+", " ", out.replace("{", "").replace("}", "")).strip()
 
 
 def _num(t) -> str | None:

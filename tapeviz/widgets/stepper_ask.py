@@ -16,7 +16,7 @@ import numpy as np
 
 from tapeviz.graph.lesson import lesson_graph
 from tapeviz.present.ahead import serialized
-from tapeviz.teach.grader import _problem
+from tapeviz.teach.patterns import describe
 
 from ..present.palette import FAIL, PASS
 from .formulas import chain_rule_latex, tex_name
@@ -107,10 +107,14 @@ class AskPanel:
         self.index = index
         step, node = self._step()
         out = self.names.get(node.outputs[0].id, "y")
-        known = rf"$\partial {self.loss}/\partial {tex_name(out)} = {_fmt(step.dy[0])}$"
+        arriving = rf"$\partial {self.loss}/\partial {tex_name(out)}"
+        if node.outputs[0].id in self.hidden():  # an earlier step's answer: not given away
+            known = f"{arriving}$ comes from an earlier step: answer that one first to see it. "
+        else:
+            known = f"Known: {arriving} = {_fmt(step.dy[0])}$. "
         self.question.value = (
             f"<b>{html.escape(out)} = {html.escape(_expression(node, self.names))}</b>. "
-            f"Known: {known}. What does this step send back to each input?"
+            f"{known}What does this step send back to each input?"
         )
         self.inputs = {slot: W.Text(placeholder="a number", description="",
                                     layout=W.Layout(width="140px"))
@@ -133,7 +137,7 @@ class AskPanel:
             if got is None:
                 self.feedback[slot] = "type a number (or a list of numbers)"
             else:
-                self.feedback[slot] = _problem("answer", got, want)
+                self.feedback[slot] = describe(got, want)
         correct = not any(self.feedback.values())
         if correct:
             self.answered.add(self.index)

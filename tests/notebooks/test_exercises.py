@@ -103,3 +103,26 @@ def test_placeholder_and_wrong_fail_right_passes(path, tmp_path, kernel_env):  #
         text = _verdict(ran.cells[index])
         want = "correct" if role == "right" else "not yet"
         assert text.startswith(f"exercise {name}: {want}"), f"{role} answer of {name}: {text}"
+
+
+# what "Run All" on the untouched notebook must show instead of an answer, by notebook: the
+# engine's gradients as "?" until the student's agree, "show me" left unpressed
+UNANSWERED = {
+    "00_backprop_from_scratch.ipynb": [
+        "d/da: yours …, engine ?",
+        "answer the last step in the stepper above, or set SHOW_ME = True",
+    ],
+    "02_backprop_by_hand.ipynb": ["the engine's steps appear here once your dz and dW1 check"],
+}
+
+
+@pytest.mark.timeout(600)
+@pytest.mark.parametrize("name", sorted(UNANSWERED))
+def test_run_all_shows_no_answer(name, kernel_env):  # noqa: F811
+    ran = execute_notebook(NOTEBOOKS_DIR / name, NOTEBOOKS_DIR)
+    outputs = [out for cell in ran.cells for out in cell.get("outputs", [])]
+    joined = "\n".join(o.get("text", "") + o.get("data", {}).get("text/plain", "") for o in outputs)
+    for expected in UNANSWERED[name]:
+        assert expected in joined, f"{name}: expected {expected!r} in the outputs"
+    typeset = [o for o in outputs if "text/latex" in o.get("data", {})]
+    assert not typeset, f"{name}: Run All typeset a worked line: {typeset[0]['data']['text/latex']}"

@@ -131,7 +131,7 @@ def test_non_elementwise_gradient_and_released_tape():
     s = tv.BackpropStepper(t)
     s.last.click()
     assert s.data["kernel"] == "BatchMatMul"
-    assert "∂y/∂a = dy\\, b^\\top" in s.data["formula"]
+    assert "∂y/∂a = dy bᵀ" in s.data["formula"]  # plain text: the panel does not typeset
     assert "not elementwise" in s.panel.value
     saved = {v["name"]: v["value"] for v in s.data["saved"]}  # read through the inputs
     assert sorted(saved) == ["a", "b"]
@@ -189,3 +189,23 @@ def test_a_summed_dy_says_where_its_shares_came_from(tape):
     assert "the sum of 3 shares" in s.panel.value
     s.first.click()  # Sum's output is read by nobody: a plain dy
     assert "shares" not in s.panel.value.split("ops the gradient ran")[0]
+
+
+def test_the_plain_panel_shows_no_raw_tex():
+    """Notebook 02's two-layer stepper showed ``\\frac{1}{b}`` as text (the panel does not
+    typeset): every built-in formula reads as plain text there."""
+    from tapeviz.core.gradients.formulas import FORMULAS, fill
+    from tapeviz.widgets.formulas import tex_to_text
+
+    slots = {k: k for k in ("x", "a", "b", "y", "dy")}
+    for kernel, rows in FORMULAS.items():
+        for slot, tex in rows.items():
+            text = tex_to_text(fill(tex, slots))
+            assert not set(text) & set("\\{}"), (kernel, slot, text)
+    x = tv.tensor([1.0, 2.0])
+    with tv.Tape(persistent=True) as tape:
+        tape.watch(x)
+        y = tv.mean(x * x)
+    tape.gradient(y, x)
+    panels = [tv.BackpropStepper(tape, graph=False)._page(i)[1] for i in range(2)]
+    assert "1/b" in "".join(panels) and "frac" not in "".join(panels)

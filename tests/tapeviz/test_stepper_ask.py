@@ -44,15 +44,30 @@ def test_a_wrong_answer_is_not_accepted_and_says_why(stepper):
     q = stepper.quiz
     q.inputs["a"].value, q.inputs["b"].value = "2", "4"  # ∂L/∂d = f = -2, not 2
     assert not q.grade()
-    assert "wrong sign" in q.result.value and "not yet" in q.result.value
+    assert "sign is flipped" in q.result.value and "not yet" in q.result.value
     assert 0 not in q.answered and q.latex == []
     q.inputs["a"].value = "minus two"
     assert not q.grade() and "type a number" in q.result.value
 
 
-def test_the_worked_line_has_names_and_numbers(stepper):
-    stepper.last.click()  # e = a × b
+def test_the_next_step_does_not_give_the_previous_answer(stepper):
+    """Step 2 (d = e + c) receives ∂L/∂d, step 1's answer: it stays hidden until step 1 is
+    answered or shown."""
     q = stepper.quiz
+    stepper.next.click()
+    assert "d = e + c" in q.question.value
+    assert "-2" not in q.question.value and "answer that one first" in q.question.value
+    stepper.back.click()
+    q.show_answer()
+    stepper.next.click()
+    assert r"Known: $\partial L/\partial d = -2$" in q.question.value
+
+
+def test_the_worked_line_has_names_and_numbers(stepper):
+    q = stepper.quiz
+    for _ in range(2):  # the earlier steps, so that e = a × b is asked with ∂L/∂e known
+        q.show_answer()
+        stepper.next.click()
     assert "e = a × b" in q.question.value
     assert q.lit() == {(next(t for t, n in q.names.items() if n == k), stepper.current.node_id)
                        for k in "ab"}  # fmt: skip
