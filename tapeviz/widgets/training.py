@@ -22,7 +22,7 @@ import weakref
 import ipywidgets as W
 
 from ..present.palette import FAIL
-from ._common import figure_png, new_figure, png_img_tag, static_bundle
+from ._common import error_html, figure_png, new_figure, png_img_tag, static_bundle
 
 try:  # tapeviz works before (or without) core.nn
     from tapeviz.core.nn.callbacks import Callback as _Base
@@ -173,7 +173,10 @@ class TrainingPlot(_Base):
         with self._lock:  # a final draw that came first has cleared _behind: keep it
             self._timer = None
             if self._behind and not self._closed:
-                self.draw()
+                try:
+                    self.draw()
+                except Exception as e:  # on a timer thread: say so in place, never raise
+                    self.status.value = error_html("TrainingPlot: the redraw failed", e)
 
     def _shut_down(self, timeout: float) -> None:
         """Interpreter exit: no more redraws from threads; background training stops."""
@@ -216,10 +219,13 @@ class TrainingPlot(_Base):
     def draw(self, final: bool = False) -> None:
         """Redraw now: the curves, the progress bar and the status line."""
         with self._lock:  # the trailing redraw runs on a timer thread
-            self._last_draw, self._behind = self._clock(), False
+            self._behind = False
             self.image.value = figure_png(self._figure())
             self.draw_count += 1
             self._status(final)
+            # the interval runs from the end of a draw: a draw slower than min_interval (a
+            # long history, a busy machine) must not make every step draw again
+            self._last_draw = self._clock()
 
     def _keys(self):
         return [k for k in self.history if k != "step"]

@@ -195,3 +195,25 @@ def test_noisy_series_get_a_smoothed_trend_over_the_faint_raw_curve():
     draw_curves(short, {"step": [0, 1, 2], "loss": [1.0, 0.5, 0.2]}, [])
     assert [ln.get_label() for ln in short.axes[0].lines] == ["loss"]  # few points: raw only
     assert smooth(np.array([2.0]))[0] == 2.0  # bias-corrected from the first value
+
+
+def test_a_draw_slower_than_the_interval_does_not_make_every_step_draw(monkeypatch):
+    """The interval runs from the end of a draw: when a draw takes 3 intervals (a long
+    history, a busy machine), steps 1/4 interval apart draw once per 1 + 3 intervals of
+    time, not at every step (which kept the kernel drawing)."""
+    from tapeviz.widgets import training
+
+    plot, clock = _fake_plot(min_interval=1.0)
+    drawn = training.figure_png
+
+    def slow(fig):
+        clock.now += 3.0
+        return drawn(fig)
+
+    monkeypatch.setattr(training, "figure_png", slow)
+    for step in range(1, 41):
+        clock.now += 0.25
+        plot.update(step, loss=1.0 / step)
+    # a draw, then 3 quiet steps (0.25, 0.5, 0.75 s since it ended), then the next draw: 10
+    # of 40 (timed from the start of a draw, every step after the first drew: 40)
+    assert plot.draw_count == 10, plot.draw_count
