@@ -33,8 +33,8 @@ class Recording:
     ``source``: the user line to give every node, while a built-in gradient runs (so no
     frame walk per op), else None.
     ``observer``: while a custom-gradient forward runs (``core/custom/builder.py``,
-    ``ForwardUses``), the recorder in ``tapes`` that only notes which tensors the forward
-    reads; it tracks nothing itself.
+    ``ForwardUses``), what notes the tensors its ops read (``saw(inputs)``); it records and
+    tracks nothing itself.
 
     ``_RECORDING`` is None when nothing records (no tape, or inside ``no_grad``): then
     ``run_kernel`` pays one ``.get()``.
@@ -78,13 +78,9 @@ def tracks(t: Tensor) -> bool:
     watches it, or it is a trainable variable (watched as soon as an op uses it); or when
     ``tv.jit`` traces it (a copy must then be an op)."""
     rec = _RECORDING.get()
-    if rec is None:
+    if rec is None or not (rec.tapes or rec.backward):  # an observer alone tracks nothing
         return traced(t)  # tv.jit tracing: a copy must be an op too, or it would be baked in
     tapes = rec.tapes + tuple(b.tape for b in rec.backward)
-    if rec.observer is not None:  # a custom forward's observer tracks nothing itself
-        tapes = tuple(tape for tape in tapes if tape is not rec.observer)
-        if not tapes:
-            return traced(t)
     if isinstance(t, Variable) and t.trainable:
         return True
     return any(t.id in tape._producer or t.id in tape.watched for tape in tapes) or traced(t)
@@ -174,6 +170,8 @@ def run_kernel(name: str, inputs: dict, attrs: dict | None = None):
         mark_views(inputs, outputs)
     rec = _RECORDING.get()
     if rec is not None:
+        if rec.observer is not None:  # a custom forward runs: note the tensors it reads
+            rec.observer.saw(inputs)
         source = (rec.source or _user_frame()) if settings.record_source else None
         grad = prim.grad
         overrides = OVERRIDES.get()
@@ -238,6 +236,8 @@ def record(prim, inputs: dict, outputs: tuple, attrs: dict, grad, saved, *, oute
     rec = _RECORDING.get()
     nodes = []
     if rec is not None:
+        if rec.observer is not None:
+            rec.observer.saw(inputs)
         source = _user_frame() if settings.record_source else None
         backend = get_backend()
         for tape in rec.tapes:

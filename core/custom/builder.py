@@ -61,15 +61,14 @@ class ForwardUses:
     """Notes the tensors a custom forward reads that a gradient should reach but cannot: made
     before the forward, not among its inputs, floating, and tracked by a tape recording the
     call (a trainable variable, or a value computed from a watched one). The forward runs
-    with this as its only recorder (so nothing it does reaches a tape, as under ``no_grad``):
-    its ops report their inputs here, and ``numpy()``, ``__array__`` and ``item()`` report
-    reads through ``tensor.READS``."""
+    with this as the Recording's observer and no tape (so nothing it does reaches a tape, as
+    under ``no_grad``): its ops report their inputs here (``saw``), and ``numpy()``,
+    ``__array__`` and ``item()`` report reads through ``tensor.READS``."""
 
     def __init__(self, outer, inputs, start):
         self.outer, self.start = outer, start
         self.inputs = {id(x) for x in inputs}
         self.found: dict[int, Tensor] = {}
-        self.nodes, self._producer, self.watched = [], {}, {}  # read as a tape's by engine
 
     def read(self, t) -> None:
         if (
@@ -81,7 +80,8 @@ class ForwardUses:
         ):
             self.found[id(t)] = t
 
-    def _record(self, prim, backend, inputs, outputs, attrs, grad, source, saved=None):
+    def saw(self, inputs: dict) -> None:
+        """An op of the forward ran on ``inputs`` (``engine.run_kernel`` tells)."""
         for t in inputs.values():
             self.read(t)
 
@@ -100,7 +100,7 @@ def watch_uses(where: str, inputs):
     uses = ForwardUses(outer, inputs, next(_tensor_mod._ids))
     token = _tensor_mod.READS.set(uses.read)
     try:
-        with engine.recording_as(engine.Recording((uses,), observer=uses)):
+        with engine.recording_as(engine.Recording(observer=uses)):
             yield
     finally:
         _tensor_mod.READS.reset(token)

@@ -135,7 +135,9 @@ def _normalize_key(key):
         if isinstance(k, Tensor):
             k = k._array
         if isinstance(k, (list, np.ndarray)):
-            k = np.array(k)  # a copy: the user's array may change after the forward pass
+            # a copy: the user's array may change after the forward pass; subok keeps a value
+            # tv.jit is tracing traced (so the jit refuses it rather than bake it in)
+            k = np.array(k, subok=True)
             k.flags.writeable = False
             if k.dtype.kind not in "iub":
                 raise TypeError(f"getitem: index arrays must be int or bool, got {k.dtype}")
