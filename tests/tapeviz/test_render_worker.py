@@ -64,6 +64,18 @@ def test_refused_dot_says_so_and_keeps_the_worker():
     assert wasm_worker.worker_pid() == pid
 
 
+def test_a_worker_grown_too_big_is_replaced_and_says_what_happened(monkeypatch):
+    """A worker past RETIRE_BYTES exits after its reply; a refusal is still a refusal."""
+    monkeypatch.setenv("TAPEVIZ_WASM_RETIRE_MB", "1")  # every worker is "too big"
+    c = wasm_worker._Client()
+    monkeypatch.setattr(wasm_worker, "_CLIENT", c)
+    assert render_dot(CHAIN, engine="wasm").startswith(b"<?xml")
+    assert c.pid() is None  # it retired after the picture
+    with pytest.raises(RenderError, match="refused the graph") as e:
+        render_dot("digraph { a -> }", engine="wasm")
+    assert not e.value.crashed and c.started == 2
+
+
 @pytest.fixture
 def client(monkeypatch):
     """Point the renderer at a worker program of the test's choice."""
