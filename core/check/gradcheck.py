@@ -14,7 +14,7 @@ import numpy as np
 from .. import engine
 from ..ops.elementwise import FROZEN_STOPS, stop_gradient
 from ..tape import Tape
-from ..tensor import Tensor
+from ..tensor import Tensor, Variable
 from .batched_replay import Unbatchable, replay
 from .outputs import output_functions
 from .report import FAILURE_CLASSES, GradCheckReport, InputCheck
@@ -40,17 +40,27 @@ class GradientCheckError(AssertionError):
         self.report = report
 
 
-def _wrap(a):
-    return Tensor(np.asarray(a)) if isinstance(a, (np.ndarray, np.generic)) else a
+def _wrap(a, variable=False):
+    """An argument as f is called with it: an array becomes a Tensor, or a Variable where the
+    user passed a Variable (no-op forms copy a Variable but not a Tensor, so f may record a
+    different computation for each: the checker checks the one the user runs)."""
+    if not isinstance(a, (np.ndarray, np.generic)):
+        return a
+    return Variable(np.array(a)) if variable else Tensor(np.asarray(a))
+
+
+def _wrap_all(args, variables=()):
+    return [_wrap(a, i in variables) for i, a in enumerate(args)]
 
 
 class FunctionProblem:
     """``f`` at ``args`` as the checker sees it: direct calls (the ground truth for finite
     differences), reverse mode on a persistent tape, forward mode and batched replay."""
 
-    def __init__(self, f, args, diff, name):
+    def __init__(self, f, args, diff, name, variables=()):
         self.f, self.args, self.diff, self.name = f, list(args), list(diff), name
-        self.xs = [_wrap(a) for a in self.args]
+        self.variables = frozenset(variables)  # indices of the arguments given as Variables
+        self.xs = _wrap_all(self.args, self.variables)
         self.tape = Tape(persistent=True)
         self.stops: list = []  # the values f's stop_gradient calls gave, in order
         token = FROZEN_STOPS.set(self._record_stop)
@@ -84,7 +94,7 @@ class FunctionProblem:
         token = FROZEN_STOPS.set(held) if self.stops else None
         try:
             with engine.no_grad():
-                out = self.f(*[_wrap(a) for a in args])
+                out = self.f(*_wrap_all(args, self.variables))
         finally:
             if token is not None:
                 FROZEN_STOPS.reset(token)
@@ -138,8 +148,10 @@ class FunctionProblem:
 
 
 def _prepare(args, wrt, dtype, name):
-    """Arguments as arrays; floating ones (optionally) in ``dtype``: (args, diff, notes)."""
+    """Arguments as arrays; floating ones (optionally) in ``dtype``: (args, diff, notes,
+    the indices of the arguments given as Variables)."""
     out, diff, notes = [], [], []
+    variables = {i for i, a in enumerate(args) if isinstance(a, Variable)}
     for i, a in enumerate(args):
         arr = a.numpy() if isinstance(a, Tensor) else a
         if isinstance(arr, (list, tuple)) or isinstance(arr, np.ndarray):
@@ -155,7 +167,7 @@ def _prepare(args, wrt, dtype, name):
         out.append(arr)
     if not diff:
         raise ValueError(f"check_grads({name}): no floating argument to check")
-    return out, diff, notes
+    return out, diff, notes, variables
 
 
 def check_grads(f, *args, order=1, eps=None, atol=None, rtol=None, mode="full",
@@ -204,15 +216,17 @@ def check_grads(f, *args, order=1, eps=None, atol=None, rtol=None, mode="full",
         raise ValueError(f"check_grads: order must be 1 or 2 and mode 'full' or 'fast', "
                          f"got order={order!r}, mode={mode!r}")  # fmt: skip
     name = getattr(f, "__name__", type(f).__name__)
-    args, diff, notes = _prepare(args, wrt, None if dtype is None else np.dtype(dtype), name)
+    args, diff, notes, variables = _prepare(
+        args, wrt, None if dtype is None else np.dtype(dtype), name
+    )
     saved_source, engine.settings.record_source = engine.settings.record_source, False
     quiet = np.errstate(all="ignore")  # perturbed points may leave f's domain: no warnings
     quiet.__enter__()
     try:
-        parts, more = output_functions(f, [_wrap(a) for a in args], name)
+        parts, more = output_functions(f, _wrap_all(args, variables), name)
         report, rng = None, np.random.default_rng(seed)
         for label, f_k in parts:
-            p = FunctionProblem(f_k, args, diff, name)
+            p = FunctionProblem(f_k, args, diff, name, variables)
             kind = "float32" if p.out.dtype == np.float32 else "float64"
             if kind == "float32" and dtype is not None:
                 where = f"{label} of f" if label else "f"
@@ -251,7 +265,7 @@ def _second_order(f, args, diff, p, report, atol, rtol, opts, prefix="") -> None
     dy = np.ones(y_shape) if int(np.prod(y_shape)) == 1 else opts["rng"].standard_normal(y_shape)
     for i in diff:
         g = _gradient_function(f, i, diff, p.out.dtype)
-        sub = FunctionProblem(g, [*args, dy], [*diff, dy_at], g.__name__)
+        sub = FunctionProblem(g, [*args, dy], [*diff, dy_at], g.__name__, p.variables)
         start = len(report.checks)
         run_checks(sub, report, atol=atol * slack, rtol=rtol * slack, forward=False, order=2,
                    label=lambda j, i=i: f"{prefix}d/d {'dy' if j == dy_at else f'arg {j}'} of "

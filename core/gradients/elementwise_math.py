@@ -75,10 +75,17 @@ def _hypot(dy, saved, attrs):
     return {"a": lambda: dy * a / y, "b": lambda: dy * b / y}
 
 
-# mod: y = a - floor(a / b) b; da = dy, db = -dy floor(a / b)
+# mod: y = a - q b with q = floor(a / b), locally constant: da = dy, db = -dy q. q is read
+# back from y itself (NaN where y is: a = +-inf or b = 0, where mod has no value and so no
+# derivative) and held constant, so second derivatives are 0, not 0 * inf from floor's chain
 def _mod(dy, saved, attrs):
     a, b = saved
-    return {"a": lambda: dy, "b": lambda: o.neg(dy * o.floor(a / b))}
+
+    def db():
+        q = o.stop_gradient(o.round((a - o.mod(a, b)) / b))
+        return o.neg(dy * q)
+
+    return {"a": lambda: dy, "b": db}
 
 
 GRADIENTS = [

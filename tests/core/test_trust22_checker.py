@@ -17,6 +17,7 @@ import autograd.numpy.random as npr
 import numpy as np
 import pytest
 
+import tapeviz as tv
 import tapeviz.core as core
 
 _HERE = pathlib.Path(__file__).parent
@@ -342,3 +343,26 @@ def test_audit_text_groups_each_node_with_its_checks_in_the_codes_names():
     finally:
         core.unregister_gradient("Softsign22")
         core.unregister_kernel("Softsign22", "numpy")
+
+
+def test_check_grads_calls_f_with_a_variable_where_the_user_passed_one():
+    """A no-op form copies a Variable (Identity) but returns a Tensor as it is, so f records
+    a different computation for each kind: check_grads must check the one the user runs. A
+    wrong Identity gradient reached by a Variable is FAIL (found by the fuzzer, seed 57900)."""
+    v = tv.variable(np.array([-1.3, 0.4]))
+
+    def f(x):
+        return tv.sum(np.moveaxis(x, -1, 0) * np.array([2.0, 3.0]))
+
+    assert tv.check_grads(f, v, raise_on_failure=False).passed
+    ident = tv.get_gradient("Identity").grad_fn
+
+    def wrong(dy, saved, attrs):
+        return {k: (lambda g=g: g() * 1.25) for k, g in ident(dy, saved, attrs).items()}
+
+    with tv.gradient_override("Identity", wrong):
+        assert not tv.check_grads(f, v, raise_on_failure=False).passed
+        assert not tv.check_grads(f, v, order=2, raise_on_failure=False).passed
+        # a plain array takes no Identity node: nothing wrong to find there
+        assert tv.check_grads(f, v.numpy(), raise_on_failure=False).passed
+    assert isinstance(v, tv.Variable) and np.allclose(v.numpy(), [-1.3, 0.4])

@@ -140,7 +140,7 @@ def th_modes(f, xs, diff, ws, us, last, DT):
 ULPS = 16  # rounding allowed beyond the measured amplification (see mismatch)
 
 
-def mismatch(got, want, dtype, err=None, nan_ok=False) -> str | None:
+def mismatch(got, want, dtype, err=None, nan_ok=False, ulps=ULPS) -> str | None:
     """Why ``got`` (tapeviz, in ``dtype``) is not ``want`` (the oracle, exact), or None.
 
     NaN must meet NaN and an infinity the same infinity. Finite values may differ by
@@ -148,15 +148,17 @@ def mismatch(got, want, dtype, err=None, nan_ok=False) -> str | None:
     least 1), plus 4x ``err``: the difference PyTorch itself shows between this program run
     in lower precision and in float64 (scaled to ``dtype``), which measures how much the
     program amplifies rounding at this point (cancellation, a near-singular matrix).
-    ``nan_ok``: a NaN of tapeviz against a number is a documented convention here.
+    ``nan_ok``: a NaN of tapeviz against a number is a documented convention here (True, or
+    a mask of the places where it is). ``ulps``: the ``ULPS``
+    of an op whose formula differs from the oracle's in rounding (see ``Op.ulps``).
     """
     got, want = np.asarray(got), np.asarray(want)
     if got.shape != want.shape:
         return f"shape {got.shape}, oracle {want.shape}"
     g, w = got.astype(np.float64), want.astype(np.float64)
     gn, wn = np.isnan(g), np.isnan(w)
-    if nan_ok:
-        w = np.where(gn, np.nan, w)
+    if np.any(nan_ok):
+        w = np.where(gn & nan_ok, np.nan, w)
         wn = np.isnan(w)
     if (gn & ~wn).any():
         i = _first(gn & ~wn)
@@ -170,7 +172,7 @@ def mismatch(got, want, dtype, err=None, nan_ok=False) -> str | None:
         return f"{g[i]!r} where the oracle has {w[i]!r} (at {i})"
     fin = np.isfinite(w)
     scale = max(1.0, float(np.abs(w[fin]).max())) if fin.any() else 1.0
-    tol = ULPS * np.finfo(dtype if np.dtype(dtype).kind == "f" else np.float64).eps * scale
+    tol = ulps * np.finfo(dtype if np.dtype(dtype).kind == "f" else np.float64).eps * scale
     tol = tol + (4 * np.nan_to_num(np.asarray(err, np.float64), posinf=0.0) if err is not None
                  else 0.0)  # fmt: skip
     bad = fin & (np.abs(g - w) > tol)

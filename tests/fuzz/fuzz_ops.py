@@ -38,6 +38,9 @@ class Op:
     swap: bool = True  # a constant may stand first (``2.0 - x``)
     diff: bool = True  # differentiable: its gradient is compared
     group: str = "elementwise"
+    # ULPS of rounding allowed beyond the measured amplification: ops whose formula differs
+    # from PyTorch's in the order of its terms (pinv: 2-3x the default at seeds 243, 289)
+    ulps: int = 16
 
 
 OPS: list[Op] = []

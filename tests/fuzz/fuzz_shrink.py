@@ -115,7 +115,7 @@ def script(fail: Failure) -> str:
     head = (f'"""tapeviz fuzz failure: {mode} ({fail.kind}) of {fail.where}: '
             f'{fail.message}\n(program seed {prog.seed}; wrapper {fail.wrapper})"""\n')  # fmt: skip
     checks = inspect.getsource(mismatch) + "\n\n" + inspect.getsource(_first)
-    checks = checks.replace("ULPS *", "16 *")
+    checks = checks.replace("ulps=ULPS", "ulps=16")
     return "\n".join([head, prune(preludes, used), harness, checks, "", main, ""])
 
 
