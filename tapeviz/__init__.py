@@ -8,10 +8,10 @@ missing raises an ImportError that names the extra to install (``pip install "ta
 
 from __future__ import annotations
 
-import importlib
-import importlib.util
-import pathlib
-import sys
+import importlib as _importlib
+import importlib.util as _importlib_util
+import pathlib as _pathlib
+import sys as _sys
 
 
 def _load_source_tree_core() -> None:
@@ -22,21 +22,21 @@ def _load_source_tree_core() -> None:
     checkout on ``sys.path`` (``PYTHONPATH=.``), so the engine always comes from the same
     tree as this file: never a second copy with its own registries.
     """
-    here = pathlib.Path(__file__).resolve().parent
+    here = _pathlib.Path(__file__).resolve().parent
     source = here.parent / "core"
     if (here / "core").is_dir() or not (source / "__init__.py").is_file():
         return
-    if "tapeviz.core" in sys.modules:
+    if "tapeviz.core" in _sys.modules:
         return
-    spec = importlib.util.spec_from_file_location(
+    spec = _importlib_util.spec_from_file_location(
         "tapeviz.core", source / "__init__.py", submodule_search_locations=[str(source)]
     )
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["tapeviz.core"] = module
+    module = _importlib_util.module_from_spec(spec)
+    _sys.modules["tapeviz.core"] = module
     try:
         spec.loader.exec_module(module)
     except BaseException:
-        del sys.modules["tapeviz.core"]
+        del _sys.modules["tapeviz.core"]
         raise
     globals()["core"] = module  # as the import system binds a submodule on its parent
 
@@ -81,7 +81,7 @@ class MissingExtraError(ImportError):
 
 def _has_viz() -> bool:
     try:
-        return all(importlib.util.find_spec(m) is not None for m in _VIZ_MODULES)
+        return all(_importlib_util.find_spec(m) is not None for m in _VIZ_MODULES)
     except (ImportError, ValueError):  # a finder that refuses it, or a broken install
         return False
 
@@ -90,7 +90,7 @@ def __getattr__(name: str):
     if name not in _VISUAL:
         raise AttributeError(f"module 'tapeviz' has no attribute {name!r}")
     try:
-        module = importlib.import_module(_VISUAL[name])
+        module = _importlib.import_module(_VISUAL[name])
     except ModuleNotFoundError as e:
         if (e.name or "tapeviz").split(".")[0] == "tapeviz":
             raise

@@ -298,3 +298,19 @@ def test_the_built_wheel_has_no_top_level_core(tmp_path):
     in_repo = {n for n in in_repo if "__pycache__" not in n}
     assert engine == in_repo
     assert "tapeviz/static/graph_widget.js" in names
+
+
+def test_the_namespace_holds_ops_not_the_modules_that_define_them():
+    """``tv.norm`` and ``tv.shape`` were the submodules core/ops/norm.py and shape.py (found by
+    the fuzzer): ``tv.shape(x)`` said "'module' object is not callable". The modules a user
+    may reach through ``tv`` are namespaces on purpose; every other public name is not a
+    module."""
+    import types
+
+    modules = {n for n in dir(tv) if not n.startswith("_")
+               and isinstance(getattr(tv, n), types.ModuleType)}  # fmt: skip
+    # tapeviz's own subpackages appear once imported (the visual layer is loaded on use)
+    modules -= {"graph", "widgets", "teach", "present"}
+    assert modules == {"core", "data", "kernel_names", "linalg", "losses", "nn", "optim"}, modules
+    assert not [n for n in tv.__all__ if isinstance(getattr(tv, n), types.ModuleType)
+                and n not in modules]  # fmt: skip

@@ -167,7 +167,14 @@ from .shape import (
     transpose,
 )
 
-__all__ = [n for n in dir() if not n.startswith("_")]
+# the ops, and ``linalg`` (``tv.linalg.inv``, numpy's namespace); not the submodules that
+# define them, whose names would shadow ops a user expects (``tv.norm``, ``tv.shape`` were
+# modules, so ``tv.shape(x)`` said "'module' object is not callable")
+__all__ = [
+    n
+    for n, v in list(globals().items())
+    if not n.startswith("_") and (n == "linalg" or not isinstance(v, type(_operators_module)))
+]
 
 import sys as _sys  # noqa: E402
 
