@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import numpy as np
+
 from .. import batching as B
 from .. import kernel_names as K
 from .. import ops as o
@@ -46,11 +48,30 @@ def _prod(dy, saved, attrs):
 
     def dx():
         axis, values = attrs["axis"], x.numpy()
+        if not np.isfinite(values).all():  # prod / x would be inf / inf: no division
+            return _expand(dy, attrs) * _product_of_others(x, axis)
         if not (values == 0).any():
             return _expand(dy, attrs) * (o.prod(x, axis, keepdims=True) / x)
         return _expand(dy, attrs) * _prod_with_zeros(x, values == 0, axis)
 
     return {"x": dx}
+
+
+def _product_of_others(x, axis):
+    """prod_{j != i} x_j along ``axis`` (a tuple of axes) with no division: the product of
+    the elements before i times the product of those after, over the flattened axes."""
+    axes = tuple(range(x.ndim)) if axis is None else tuple(a % x.ndim for a in axis)
+    keep = [a for a in range(x.ndim) if a not in axes]
+    t = o.transpose(x, keep + list(axes))
+    flat = o.reshape(t, t.shape[: len(keep)] + (-1,))
+    n = flat.shape[-1]
+    ones = o.ones_like(o.getitem(flat, (Ellipsis, slice(0, 1))))
+    before = o.cumprod(o.concat([ones, o.getitem(flat, (Ellipsis, slice(0, n - 1)))], -1), -1)
+    rev = (Ellipsis, slice(None, None, -1))
+    tail = o.concat([o.getitem(flat, (Ellipsis, slice(1, n))), ones], -1)
+    after = o.getitem(o.cumprod(o.getitem(tail, rev), -1), rev)
+    others = o.reshape(before * after, t.shape)
+    return o.transpose(others, list(np.argsort(keep + list(axes))))
 
 
 def _prod_with_zeros(x, zero, axis):

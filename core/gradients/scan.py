@@ -2,7 +2,8 @@
 
 cumsum: dx = reversed cumsum of dy along the axis.
 cumprod: dx_i = sum_{j >= i} dy_j prod_{k <= j, k != i} x_k. Without zeros on the axis that is
-the reversed cumsum of dy * y divided by x; with a zero, an exact O(n^2) form (no division).
+the reversed cumsum of dy * y divided by x; with a zero or an infinity, an exact O(n^2) form
+(no division).
 """
 
 from __future__ import annotations
@@ -31,8 +32,10 @@ def _cumprod(dy, saved, attrs):
     axis = attrs["axis"]
 
     def dx():
-        if not np.any(x._array == 0):
+        if np.all(np.isfinite(x._array) & (x._array != 0)):
             return _rcumsum(dy * y, axis) / x
+        # a zero or an infinity (inf / inf would be NaN where the product of the others is
+        # not: cumprod along a size-1 axis of inf is x itself, dx = dy)
         return o.moveaxis(_cumprod_exact(o.moveaxis(x, axis, -1), o.moveaxis(dy, axis, -1)),
                           -1, axis)  # fmt: skip
 

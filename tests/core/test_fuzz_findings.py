@@ -107,3 +107,40 @@ def test_audit_does_not_call_a_builtin_stop_gradient_wrong(fn):
     assert report.passed, report.summary()
     assert any("stop_gradient" in s["reason"] for s in report.skipped)
     assert y.shape == ()
+
+
+def _others(x, axis):
+    """prod_{j != i} x_j along ``axis``, by brute force (no division)."""
+    x = np.moveaxis(x, axis, -1)
+    out = np.empty_like(x)
+    for i in range(x.shape[-1]):
+        out[..., i] = np.prod(np.delete(x, i, -1), -1)
+    return np.moveaxis(out, -1, axis)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize(
+    "x",
+    [
+        [[np.inf], [2.0]],  # a size-1 axis: prod is x itself, dx = dy (was inf / inf = NaN)
+        [[np.inf, 2.0, 3.0], [1.0, -np.inf, 0.5]],
+        [[np.nan, 2.0, 3.0], [1.0, np.inf, 0.0]],  # inf * 0 among the others: NaN, rightly
+        [[0.0, 2.0, 3.0], [0.0, 0.0, 4.0]],
+    ],
+)
+def test_prod_and_cumprod_gradients_are_the_product_of_the_others_at_inf(backend, x):
+    """Fuzzer, long profile (seeds 100504, 101073, 94): prod(x) / x_i is inf / inf where x_i
+    is infinite, though the product of the others is a number. PyTorch gives NaN there (its
+    formula divides); the exact answer is the brute-force product."""
+    x = np.array(x)
+    axis = 1
+    with tv.backend(backend):
+        g = tv.grad(lambda v: tv.sum(tv.prod(v, axis)))(tv.tensor(x)).numpy()
+        w = np.arange(1.0, x.size + 1).reshape(x.shape)
+        gc = tv.grad(lambda v: tv.sum(tv.cumprod(v, axis) * tv.tensor(w)))(tv.tensor(x)).numpy()
+    np.testing.assert_array_equal(g, _others(x, axis))
+    want = np.zeros_like(x)  # dx_i = sum_{j >= i} w_j prod_{k <= j, k != i} x_k
+    for i in range(x.shape[1]):
+        for j in range(i, x.shape[1]):
+            want[:, i] += w[:, j] * _others(x[:, : j + 1], 1)[:, i]
+    np.testing.assert_array_equal(gc, want)

@@ -32,6 +32,14 @@ TARGETS = ("labels", "probs")  # the rhs rules of a loss's targets
 # tapeviz) gives NaN, PyTorch's sgn gives 0 (its abs backward is grad * sgn(x)). Programs
 # where abs sees a NaN are tagged; their NaN-against-a-number derivatives are that convention.
 NAN_SIGN = ("abs", "fabs")
+# Where tapeviz computes the exact derivative and PyTorch's formula gives 0 * inf = NaN, at a
+# zero, an infinity or a NaN of the operand (each checked against the exact value in
+# tests/core): prod and cumprod take the product of the others without dividing by x
+# (PyTorch: prod / x = inf / inf); sinc's Taylor series at 0; logaddexp at -inf (the limit
+# of the softmax weights); std at zero spread (PyTorch's own reverse-mode subgradient, 0,
+# which its forward mode does not follow). Programs where such an op sees a non-finite value
+# or a zero are tagged: a tapeviz derivative (a number or inf) against the oracle's NaN is that rule.
+EXACT_LIMIT = ("prod", "cumprod", "sinc", "logaddexp", "logaddexp2", "std")
 
 _NS: dict = {}
 exec(COMMON + NUMPY, _NS)  # noqa: S102 - the numpy mirror's own prelude
@@ -246,6 +254,8 @@ class Generator:
             raise Refused("non-finite input to a linear-algebra op")
         if op.name in NAN_SIGN and any(np.isnan(self._value(x)).any() for x in args):
             self.prog.tags.add("nan-sign")
+        if op.name in EXACT_LIMIT:
+            self.prog.tags.add("exact-limit")
         if op.name == "pow" and isinstance(args[1], str) and (self._value(args[0]) == 0).any():
             # 0 ** y is 0 for every y > 0, so its derivatives in y are 0 (tapeviz), where
             # PyTorch's second order gives log(0)^2 * 0 = NaN, and the NaN spreads through

@@ -140,7 +140,7 @@ def th_modes(f, xs, diff, ws, us, last, DT):
 ULPS = 16  # rounding allowed beyond the measured amplification (see mismatch)
 
 
-def mismatch(got, want, dtype, err=None, nan_ok=False, ulps=ULPS) -> str | None:
+def mismatch(got, want, dtype, err=None, nan_ok=False, ulps=ULPS, number_ok=False) -> str | None:
     """Why ``got`` (tapeviz, in ``dtype``) is not ``want`` (the oracle, exact), or None.
 
     NaN must meet NaN and an infinity the same infinity. Finite values may differ by
@@ -149,7 +149,8 @@ def mismatch(got, want, dtype, err=None, nan_ok=False, ulps=ULPS) -> str | None:
     in lower precision and in float64 (scaled to ``dtype``), which measures how much the
     program amplifies rounding at this point (cancellation, a near-singular matrix).
     ``nan_ok``: a NaN of tapeviz against a number is a documented convention here (True, or
-    a mask of the places where it is). ``ulps``: the ``ULPS``
+    a mask of the places where it is); ``number_ok``: a number (or infinity) of tapeviz against the
+    oracle's NaN is (see ``fuzz_gen.EXACT_LIMIT``). ``ulps``: the ``ULPS``
     of an op whose formula differs from the oracle's in rounding (see ``Op.ulps``).
     """
     got, want = np.asarray(got), np.asarray(want)
@@ -159,6 +160,9 @@ def mismatch(got, want, dtype, err=None, nan_ok=False, ulps=ULPS) -> str | None:
     gn, wn = np.isnan(g), np.isnan(w)
     if np.any(nan_ok):
         w = np.where(gn & nan_ok, np.nan, w)
+        wn = np.isnan(w)
+    if number_ok:
+        w = np.where(wn & ~gn, g, w)
         wn = np.isnan(w)
     if (gn & ~wn).any():
         i = _first(gn & ~wn)

@@ -230,7 +230,7 @@ def t_solve(a, b):
 
 def t_sign(x):
     """numpy's sign: NaN at NaN (PyTorch's gives 0)."""
-    return torch.where(torch.isnan(x), x, torch.sign(x))
+    return torch.where(torch.isnan(x), x.detach(), torch.sign(x))  # sign's derivative: 0
 
 
 def t_conv2d(x, w, s, pad):
