@@ -142,8 +142,13 @@ def _weak(x, dtypes) -> np.dtype | None:
     return None
 
 
-def expected_dtype(op: Op, raw: np.dtype, operand_dtypes: list, scalars: list) -> np.dtype:
-    """The result dtype tapeviz documents: numpy's, except the rules cited here."""
+def expected_dtype(op: Op, raw: np.dtype, operand_dtypes: list, scalars: list,
+                   form: str = "") -> np.dtype:  # fmt: skip
+    """The result dtype tapeviz documents: numpy's, except the rules cited here. A numpy
+    function called on tensors (``np.multiply(x, 1.5)``) gives numpy's dtype: the weak
+    Python-number rule is tapeviz's own ops' (core/numpy_dispatch.py ``_integer_call``)."""
+    if form.startswith("np."):
+        return raw
     if op.group == "elementwise" and op.nargs >= 2 and raw.kind not in "b":
         for x in scalars:
             weak = _weak(x, operand_dtypes)
@@ -269,7 +274,7 @@ class Generator:
         raw = self._evaluate(stmt)
         dtypes = [self._dtype(x) for x in args if not (isinstance(x, Const) and x.kind == "scalar")]
         scalars = [x.value for x in args if isinstance(x, Const) and x.kind == "scalar"]
-        stmt.dtype = expected_dtype(op, raw.dtype, dtypes, scalars)
+        stmt.dtype = expected_dtype(op, raw.dtype, dtypes, scalars, op.forms[form])
         operands = dtypes[:2] if op.name == "where" else dtypes
         stmt.cdtype = str(np.result_type(*operands)) if operands else ""
         self.prog.stmts.append(stmt)
