@@ -107,6 +107,14 @@ def _where(condition, x=_NO, y=_NO, /):
     if x is _NO and y is _NO:  # the indices of nonzero entries: no gradient
         return np.where(condition._array if isinstance(condition, Tensor) else condition)
     condition = as_tensor(condition, "numpy.where")
+    # numpy's result dtype (np.where(bool_tensor, x, np.nan) is float64), not the weak
+    # Python-number rule of tapeviz's own tv.where (float32 there)
+    want = np.result_type(*[v.dtype if isinstance(v, Tensor) else v if np.isscalar(v)
+                            else np.asarray(v) for v in (x, y)])  # fmt: skip
+    x, y = (o.cast(v, want) if isinstance(v, Tensor) and v.dtype != want else v for v in (x, y))
+    if want.kind == "f":
+        x, y = (v if isinstance(v, Tensor) else as_tensor(np.asarray(v, want), "numpy.where")
+                for v in (x, y))  # fmt: skip
     return o.where(condition if condition.dtype == bool else o.cast(condition, bool), x, y)
 
 

@@ -231,3 +231,25 @@ def test_every_listed_numpy_function_dispatches_records_and_matches_numpy(name):
     assert y is t or tape.producer(y) is not None, name  # recorded (or x itself)
     g = tape.gradient(loss, t)
     assert g is not None and g.shape == t.shape and np.all(np.isfinite(g.numpy())), name
+
+
+@pytest.mark.parametrize(
+    "x, y",
+    [
+        (np.array([True, False]), np.nan),  # fuzzer, long profile, seeds 100326 and 100609
+        (np.array([1.0, 2.0], np.float32), 0.5),
+        (np.array([1, 2]), 0.5),
+        (np.array([1, 2]), 2),
+        (np.array([1.0, 2.0], np.float32), np.array([1.0, 2.0])),
+        (np.array([True, False]), [0.5, 1.5]),
+        (np.array([1.0, 2.0], np.float32), [1, 2]),
+    ],
+)
+def test_np_where_on_tensors_gives_numpys_dtype(x, y):
+    """np.where is numpy's function: its dtype is numpy's (a bool tensor with np.nan is float64),
+    as for the ufuncs; tv.where keeps tapeviz's weak Python-number rule."""
+    c = np.array([True, False])
+    got = np.where(c, tv.tensor(x), y)
+    want = np.where(c, x, y)
+    assert got.dtype == want.dtype, (x.dtype, y, got.dtype, want.dtype)
+    np.testing.assert_array_equal(got.numpy(), want)
