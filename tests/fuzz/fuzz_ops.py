@@ -78,7 +78,9 @@ for _n, _dom in [("exp", "any"), ("log", "pos"), ("log1p", "gtm1"), ("sqrt", "po
                  ("arccosh", "gt1"), ("arctanh", "unit"), ("exp2", "any"), ("expm1", "any"),
                  ("log2", "pos"), ("log10", "pos"), ("deg2rad", "any"), ("rad2deg", "any"),
                  ("sinc", "any")]:  # fmt: skip
-    unary(_n, domain=_dom)
+    # sinc: PyTorch's second derivative cancels near 0 (5e-13 off at x = -0.0142, seed
+    # 101390, where mpmath agrees with tapeviz's Taylor series to 1 ulp)
+    unary(_n, domain=_dom, **({"ulps": 8192} if _n == "sinc" else {}))
 unary("reciprocal", torch_t="torch.reciprocal({a})", domain="nonzero")
 unary("rsqrt", np_t="1 / np.sqrt({a})", domain="pos")
 unary("neg", np_t="np.negative({a})", np_name="negative", float_only=False)
