@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from . import kernel_names
 from .backends import numpy as _numpy_backend
-from .backward import GradientError, StaleValueError
+from .backward import GradientError, NotDifferentiableError, StaleValueError
 from .check.anomaly import AnomalyError, detect_anomaly
 from .check.audit import AuditReport, audit
 from .check.gradcheck import GradCheckReport, GradientCheckError, check_grads, numerical_jacobian
@@ -93,6 +93,7 @@ __all__ = [
     "GradConfig",
     "GradientCheckError",
     "GradientError",
+    "NotDifferentiableError",
     "StaleValueError",
     "KernelConfig",
     "KernelError",

@@ -200,11 +200,7 @@ def _seed(targets, output_gradients):
 def _backprop_node(tape, node, dys, grads, live, ops, keep=None):
     grad = node.grad
     if grad is None:
-        raise NotDifferentiableError(
-            f"no gradient is registered for kernel {node.kernel!r} (node {node.id}, "
-            f"{node.label}); register one with tv.register_gradient({node.kernel!r}, ...) "
-            "or cut the path with tv.stop_gradient"
-        )
+        raise node.primitive.no_gradient_error(node)
     saved = ()
     if node.saved:
         saved = []

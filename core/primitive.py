@@ -42,13 +42,17 @@ class Primitive:
             tensors (the audit and the batched replay use it).
         once_only: its gradient is not differentiable again (hand-written numpy or compiled
             code); ``once_only_error`` is the one message for it.
+        why_not: for a primitive built without a gradient (``grad`` None), why, and what to
+            do; ``no_gradient_error`` is the one message for differentiating it.
     """
 
     __slots__ = (
-        "name", "label", "kernels", "grad", "batch", "kind", "forward", "once_only", "__weakref__",
+        "name", "label", "kernels", "grad", "batch", "kind", "forward", "once_only", "why_not",
+        "__weakref__",
     )  # fmt: skip
 
-    def __init__(self, name, *, label=None, kind="builtin", forward=None, once_only=False):
+    def __init__(self, name, *, label=None, kind="builtin", forward=None, once_only=False,
+                 why_not=None):  # fmt: skip
         self.name = name
         self.label = label or name
         self.kernels: dict = {}
@@ -57,6 +61,7 @@ class Primitive:
         self.kind = kind
         self.forward = forward
         self.once_only = once_only
+        self.why_not = why_not
 
     @property
     def formula(self) -> dict:
@@ -118,6 +123,21 @@ class Primitive:
 
         return NotDifferentiableError(
             f"{self.label}: cannot differentiate its gradient again: {why}. {fix}"
+        )
+
+    def no_gradient_error(self, node):
+        """The one error for differentiating through a node of a primitive with no gradient
+        (the same type as ``once_only_error``: reverse mode, audit and check_grads treat a
+        node that is not differentiable, or not twice, alike)."""
+        from .grad_validation import NotDifferentiableError
+
+        where = f"node {node.id}, {node.label}"
+        if self.why_not is not None:
+            return NotDifferentiableError(f"node {node.id} ({node.label}) is not "
+                                          f"differentiable: {self.why_not}")  # fmt: skip
+        return NotDifferentiableError(
+            f"no gradient is registered for kernel {node.kernel!r} ({where}); register one with "
+            f"tv.register_gradient({node.kernel!r}, ...) or cut the path with tv.stop_gradient"
         )
 
     def __repr__(self):

@@ -107,7 +107,19 @@ class CompiledLayer:
         # compiled code, not differentiable again), and that explicit gradient's node
         explicit = self.gradient not in (None, "auto")
         self._prims = (
-            Primitive(KERNEL, label=self.name, kind=KERNEL, forward=self, once_only=explicit),
+            Primitive(
+                KERNEL,
+                label=self.name,
+                kind=KERNEL,
+                forward=self,
+                once_only=explicit,
+                why_not=None
+                if self.gradient is not None
+                else (
+                    f"CompiledLayer {self.name!r} was built with gradient=None; pass "
+                    "gradient='auto' or a function (x, dy) / (x, dy, y)"
+                ),
+            ),  # fmt: skip
             Primitive(
                 f"{KERNEL}Gradient", label=f"{self.name} gradient", kind=KERNEL, once_only=True
             ),
@@ -199,7 +211,9 @@ class CompiledLayer:
             saved.append(("output", 0, y))
         if self.gradient == "auto":
             self._check_traceable(x, mode)
-        grad = GradConfig(KERNEL, functools.partial(self._grad_fn, mode=mode, checked=checked))
+        grad = None  # gradient=None: not differentiable (reverse mode and audit say so)
+        if self.gradient is not None:
+            grad = GradConfig(KERNEL, functools.partial(self._grad_fn, mode=mode, checked=checked))
         attrs = {
             "mode": mode,
             "input_rank": self.input_rank,
@@ -209,11 +223,6 @@ class CompiledLayer:
         self._prims[0].record({"x": x}, (y,), attrs, grad, saved)
 
     def _grad_fn(self, dy, saved, attrs, *, mode, checked):
-        if self.gradient is None:
-            raise GradientError(
-                f"CompiledLayer {self.name!r} was built with gradient=None: it is not "
-                "differentiable; pass gradient='auto' or a function (x, dy) / (x, dy, y)"
-            )
         if self.gradient == "auto":
             return {"x": lambda: self._auto_dx(saved[0], dy, mode)}
         return {"x": lambda: self._explicit_dx(saved, dy, mode, checked)}

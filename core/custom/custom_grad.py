@@ -15,7 +15,7 @@ import inspect
 
 from .. import engine
 from .. import tensor as _tensor_mod
-from ..grad_validation import GradientError, check_gradient
+from ..grad_validation import GradientError, NotDifferentiableError, check_gradient
 from ..registry import GradConfig
 from ..tensor import Tensor
 from .builder import Primitive, as_input, outer_tapes, thunks_once, watch_uses
@@ -322,7 +322,7 @@ def _mark_intermediates(spec):
 
 def _intermediate_grad(spec, how, dy, saved, attrs):
     def fail():
-        raise GradientError(
+        raise NotDifferentiableError(
             f"custom_grad({spec.name}): cannot differentiate its gradient again: grad_func uses "
             f"{how} intermediate value(s) computed inside {spec.name}, which the outer tape can "
             "only see as constants, so the second derivative would be silently wrong. Fix: "
