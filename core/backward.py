@@ -83,9 +83,52 @@ def _light(inputs: dict, limit: int) -> dict:
 
 
 def reverse(tape, target, sources, output_gradients, unconnected_gradients):
-    """Reverse mode over ``tape`` (``Tape.gradient``'s work)."""
+    """Reverse mode over ``tape`` (``Tape.gradient``'s work): check the request, seed the
+    targets' dy, walk the nodes the sources reach in reverse, one ``_backprop_node`` each,
+    under a recording that gives the gradient's ops to the tape (and to outer tapes)."""
     from . import ops
 
+    targets, flat_sources = _check_request(target, sources, unconnected_gradients)
+    grads = _seed(targets, output_gradients)
+    for s in flat_sources:  # a gradient source is an input of the recorded computation
+        tape.watched.setdefault(s.id, s)
+    live = {s.id for s in flat_sources if s.dtype.kind == "f"}
+    relevant = _relevant_nodes(tape, live)
+    tape.backward_nodes = []
+    tape.backward_steps = []
+    rec, bw, keep = _backward_recording(tape)
+    source = engine.caller_source()  # built-in gradients' ops are drawn at this line
+    source_ids = {s.id for s in flat_sources}
+    with engine.recording_as(rec):
+        for node in reversed(relevant):
+            outs = node.outputs  # the gradients that reached its outputs (inline: hot loop)
+            if len(outs) == 1:
+                d = grads.get(outs[0].id)
+                if d is None:
+                    continue
+                dys = [d]
+            else:
+                dys = [grads.get(o.id) for o in outs]
+                if all(d is None for d in dys):
+                    continue
+            bw.grad_of = node.id
+            g = node.grad
+            rec.source = source if g is not None and g.builtin else None
+            _backprop_node(tape, node, dys, grads, live, ops, keep)
+            for o in outs:  # its gradient is complete and used: let it go
+                if o.id not in source_ids:
+                    grads.pop(o.id, None)
+    result = []
+    for s in flat_sources:
+        g = grads.get(s.id)
+        if g is None and unconnected_gradients == "zero":
+            g = ops.zeros_like(s)
+        result.append(g)
+    return _restructure(sources, iter(result))
+
+
+def _check_request(target, sources, unconnected_gradients):
+    """The targets and the flat list of sources, or a named error for a bad request."""
     if unconnected_gradients not in ("none", "zero"):
         raise ValueError(
             f"Tape.gradient: unconnected_gradients must be 'none' or 'zero', "
@@ -103,11 +146,12 @@ def reverse(tape, target, sources, output_gradients, unconnected_gradients):
                 "tensors have gradients (its gradient would always be None): compute with a "
                 "float copy, x = tv.cast(x, 'float32'), and differentiate with respect to it"
             )
-    grads = _seed(targets, output_gradients)
-    for s in flat_sources:  # a gradient source is an input of the recorded computation
-        tape.watched.setdefault(s.id, s)
+    return targets, flat_sources
 
-    live = {s.id for s in flat_sources if s.dtype.kind == "f"}
+
+def _relevant_nodes(tape, live: set) -> list:
+    """The nodes, in order, that read a ``live`` tensor (a source, or a floating output of an
+    earlier such node); ``live`` grows to every tensor a source reaches."""
     relevant = []
     for node in tape.nodes:
         for t in node.inputs.values():
@@ -118,52 +162,22 @@ def reverse(tape, target, sources, output_gradients, unconnected_gradients):
                     if (d.dtype if d is not None else o._meta[1]).kind == "f":
                         live.add(o.id)
                 break
+    return relevant
 
-    tape.backward_nodes = []
-    tape.backward_steps = []
+
+def _backward_recording(tape):
+    """The recording the gradient's ops run under: every tape recording now records them
+    (higher order), the tape being differentiated too when its own ``with`` block is open
+    (TensorFlow's rule; the nodes to walk are already chosen, so those it adds are not
+    walked), and a ``BackwardPass`` gives them to ``tape.backward_nodes``. Values above
+    ``settings.backward_keep_bytes`` are recorded by shape, unless a tape needs them."""
     outer = engine._RECORDING.get()
-    # every tape recording here records the gradient's ops (higher order), the tape being
-    # differentiated too when its own `with` block is open (TensorFlow's rule): its nodes
-    # to process were chosen above, so the nodes it adds now are not walked
     tapes = outer.tapes if outer is not None else ()
     enclosing = outer.backward if outer is not None else ()  # a gradient inside a gradient
     keep = None if tapes or enclosing else engine.settings.backward_keep_bytes
     bw = BackwardPass(tape, keep)
     rec = engine.Recording(tapes, enclosing + (bw,), None, outer.observer if outer else None)
-    source = engine.caller_source()  # built-in gradients' ops are drawn at this line
-    source_ids = {s.id for s in flat_sources}
-    with engine.recording_as(rec):
-        for node in reversed(relevant):
-            outs = node.outputs
-            if len(outs) == 1:
-                oid = outs[0].id
-                d = grads.get(oid)
-                if d is None:
-                    continue
-                dys = [d]
-            else:
-                dys = [grads.get(o.id) for o in outs]
-                if all(d is None for d in dys):
-                    continue
-            bw.grad_of = node.id
-            g = node.grad
-            rec.source = source if g is not None and g.builtin else None
-            _backprop_node(tape, node, dys, grads, live, ops, keep)
-            if len(outs) == 1:  # its gradient is complete and used: let it go
-                if oid not in source_ids:
-                    grads.pop(oid, None)
-            else:
-                for o in outs:
-                    if o.id not in source_ids:
-                        grads.pop(o.id, None)
-
-    result = []
-    for s in flat_sources:
-        g = grads.get(s.id)
-        if g is None and unconnected_gradients == "zero":
-            g = ops.zeros_like(s)
-        result.append(g)
-    return _restructure(sources, iter(result))
+    return rec, bw, keep
 
 
 def _seed(targets, output_gradients):
