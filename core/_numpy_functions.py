@@ -183,6 +183,9 @@ FUNCTIONS = {
     np.einsum: _no_out(o.einsum, "einsum"),
     np.trace: _no_out(o.trace, "trace"),
     np.split: _split,
+    np.take: o.take,
+    np.take_along_axis: o.take_along_axis,
+    np.compress: o.compress,
     np.linalg.norm: la.norm,
     np.linalg.pinv: _pinv,
 }  # fmt: skip

@@ -115,6 +115,12 @@ LOG_ADD_EXP = "LogAddExp"
 LOG_ADD_EXP2 = "LogAddExp2"
 HYPOT = "Hypot"
 MOD = "FloorMod"
+FLOOR_DIV = "FloorDiv"
+# bitwise (logical on bool): no gradient, integer or bool results
+BITWISE_AND = "BitwiseAnd"
+BITWISE_OR = "BitwiseOr"
+BITWISE_XOR = "BitwiseXor"
+INVERT = "Invert"
 
 # scans along an axis
 CUMSUM = "Cumsum"

@@ -8,6 +8,7 @@ missing raises an ImportError that names the extra to install (``pip install "ta
 
 from __future__ import annotations
 
+import builtins
 import importlib
 import importlib.util
 import pathlib
@@ -81,7 +82,7 @@ class MissingExtraError(ImportError):
 
 def _has_viz() -> bool:
     try:
-        return all(importlib.util.find_spec(m) is not None for m in _VIZ_MODULES)
+        return builtins.all(importlib.util.find_spec(m) is not None for m in _VIZ_MODULES)
     except (ImportError, ValueError):  # a finder that refuses it, or a broken install
         return False
 

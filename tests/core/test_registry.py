@@ -21,6 +21,10 @@ NOT_DIFFERENTIABLE = {
     K.EQUAL,
     K.NOT_EQUAL,
     K.ONE_HOT,
+    K.BITWISE_AND,
+    K.BITWISE_OR,
+    K.BITWISE_XOR,
+    K.INVERT,
 }
 PRIMITIVES = sorted(v for k, v in vars(K).items() if k.isupper() and isinstance(v, str))
 
