@@ -131,7 +131,7 @@ from .decomp import (  # noqa: E402
     solve,
     svd,
 )
-from .norm import norm  # noqa: E402
+from .norm import matrix_norm, norm, vector_norm  # noqa: E402
 
 __all__ = ["matmul", "dot", "cholesky", "det", "eig", "eigh", "eigvalsh", "inv",
-           "matrix_power", "norm", "pinv", "qr", "slogdet", "solve", "svd"]  # fmt: skip
+           "matrix_power", "matrix_norm", "norm", "pinv", "vector_norm", "qr", "slogdet", "solve", "svd"]  # fmt: skip
