@@ -67,6 +67,18 @@ def _instance(name: str) -> Backend:
     return _BACKENDS[name]
 
 
+def ensure_loaded(name: str) -> bool:
+    """Make backend ``name``'s ``Backend`` if it is registered and not made yet (a backend
+    whose factory imports it on first use, as the built-in numba one, registers its kernels
+    then); True when ``name`` is registered."""
+    if name in _BACKENDS:
+        return True
+    if name not in _BACKEND_FACTORIES:
+        return False
+    _instance(name)
+    return True
+
+
 def set_backend(name: str) -> None:
     """Make ``name`` the active backend for every thread (a ``ValueError`` if unknown).
 

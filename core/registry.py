@@ -28,6 +28,7 @@ from .backend_registry import (
     Backend,
     backend,
     backend_info,
+    ensure_loaded,
     get_backend,
     list_backends,
     register_backend,
@@ -185,12 +186,15 @@ def get_kernel(name: str, backend: str | None = None) -> KernelConfig:
     prim = _PRIMITIVES.get(name)
     config = prim.kernels.get(backend) if prim is not None else None
     if config is None:
+        if backend not in _BACKENDS and ensure_loaded(backend):  # loads its kernels (numba)
+            return get_kernel(name, backend)
         raise KeyError(_missing_kernel_message(name, backend))
     return config
 
 
 def kernels_for_backend(backend: str) -> list[KernelConfig]:
     """Every kernel registered for ``backend``, sorted by name."""
+    ensure_loaded(backend)
     return sorted(
         (p.kernels[backend] for p in _PRIMITIVES.values() if backend in p.kernels),
         key=lambda c: c.kernel_name,
@@ -210,6 +214,8 @@ def _missing_kernel_message(name: str, backend: str) -> str:
 
 def kernel_table() -> dict[tuple[str, str], KernelConfig]:
     """The whole kernel registry as ``{(kernel, backend): KernelConfig}`` (a copy)."""
+    for backend in list_backends():
+        ensure_loaded(backend)
     return {(n, b): c for n, p in _PRIMITIVES.items() for b, c in p.kernels.items()}
 
 

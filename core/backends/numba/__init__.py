@@ -154,3 +154,8 @@ def compile_report() -> CompileReport:
         True
     """
     return report(dispatchers())
+
+
+# importing this module registers the backend (core/__init__.py imports it on first use)
+if not _DELEGATIONS:
+    register()
