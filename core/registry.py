@@ -214,8 +214,8 @@ def _missing_kernel_message(name: str, backend: str) -> str:
 
 def kernel_table() -> dict[tuple[str, str], KernelConfig]:
     """The whole kernel registry as ``{(kernel, backend): KernelConfig}`` (a copy)."""
-    for backend in list_backends():
-        ensure_loaded(backend)
+    for name in list_backends():
+        ensure_loaded(name)
     return {(n, b): c for n, p in _PRIMITIVES.items() for b, c in p.kernels.items()}
 
 
