@@ -1,8 +1,8 @@
 """core: the tapeviz autodiff engine. numpy only (numba optional); knows nothing of widgets.
 
 Example:
-    >>> import tapeviz.core as core
-    >>> core.grad(lambda x: core.sum(x ** 2))(core.tensor([1.0, 2.0, 3.0])).numpy()
+    >>> import tapeviz as tv
+    >>> tv.grad(lambda x: tv.sum(x ** 2))(tv.tensor([1.0, 2.0, 3.0])).numpy()
     array([2., 4., 6.], dtype=float32)
 """
 

@@ -83,9 +83,9 @@ def set_backend(name: str) -> None:
     """Make ``name`` the active backend for every thread (a ``ValueError`` if unknown).
 
     Example:
-        >>> import tapeviz.core as core
-        >>> core.set_backend("numpy")
-        >>> core.get_backend()
+        >>> import tapeviz as tv
+        >>> tv.set_backend("numpy")
+        >>> tv.get_backend()
         'numpy'
     """
     _instance(name)
@@ -113,8 +113,8 @@ def list_backends() -> list[str]:
     """Registered backend names, highest priority first.
 
     Example:
-        >>> import tapeviz.core as core
-        >>> "numpy" in core.list_backends()
+        >>> import tapeviz as tv
+        >>> "numpy" in tv.list_backends()
         True
     """
     return sorted(_BACKEND_FACTORIES, key=lambda n: -_BACKEND_FACTORIES[n][1])
@@ -125,9 +125,9 @@ def backend(name: str):
     """Run the block on backend ``name`` (this thread/context only).
 
     Example:
-        >>> import tapeviz.core as core
-        >>> with core.backend("numpy"):
-        ...     core.tanh(core.tensor([0.0])).numpy()
+        >>> import tapeviz as tv
+        >>> with tv.backend("numpy"):
+        ...     tv.tanh(tv.tensor([0.0])).numpy()
         array([0.], dtype=float32)
     """
     _instance(name)

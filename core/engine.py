@@ -128,8 +128,8 @@ def run_kernel(name: str, inputs: dict, attrs: dict | None = None):
         A Tensor, or a tuple of Tensors for multi-output kernels.
 
     Example:
-        >>> import tapeviz.core as core
-        >>> core.run_kernel("Add", {"a": core.tensor([1.0]), "b": core.tensor([2.0])}).numpy()
+        >>> import tapeviz as tv
+        >>> tv.run_kernel("Add", {"a": tv.tensor([1.0]), "b": tv.tensor([2.0])}).numpy()
         array([3.], dtype=float32)
     """
     if attrs is None:

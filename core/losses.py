@@ -118,8 +118,8 @@ def mean_squared_error(labels, predictions, *, reduction="mean", weights=None) -
     sum, "none" each; ``weights``: per-example weights, see the module docstring).
 
     Example:
-        >>> import tapeviz.core as core
-        >>> core.losses.mean_squared_error([[1.0], [2.0]], core.tensor([[0.0], [4.0]])).item()
+        >>> import tapeviz as tv
+        >>> tv.losses.mean_squared_error([[1.0], [2.0]], tv.tensor([[0.0], [4.0]])).item()
         2.5
     """
     p = _pred(predictions, "mean_squared_error")
@@ -177,9 +177,9 @@ def softmax_cross_entropy(labels, logits, *, reduction="mean", class_weights=Non
             their sum (times the class weights', when both are given).
 
     Example:
-        >>> import tapeviz.core as core
-        >>> z = core.tensor([[1000.0, 0.0], [0.0, 1000.0]])
-        >>> core.losses.softmax_cross_entropy([0, 0], z).item()  # (0 + 1000) / 2, no overflow
+        >>> import tapeviz as tv
+        >>> z = tv.tensor([[1000.0, 0.0], [0.0, 1000.0]])
+        >>> tv.losses.softmax_cross_entropy([0, 0], z).item()  # (0 + 1000) / 2, no overflow
         500.0
     """
     fn = "softmax_cross_entropy"
@@ -238,8 +238,8 @@ def binary_cross_entropy(labels, predictions, from_logits: bool = False, *, redu
     ``(1 - e) y + e / 2`` (TensorFlow.js's); ``weights``: per-example weights.
 
     Example:
-        >>> import tapeviz.core as core
-        >>> round(core.losses.binary_cross_entropy([1.0], core.tensor([0.0]), True).item(), 4)
+        >>> import tapeviz as tv
+        >>> round(tv.losses.binary_cross_entropy([1.0], tv.tensor([0.0]), True).item(), 4)
         0.6931
     """
     fn = "binary_cross_entropy"

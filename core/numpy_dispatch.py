@@ -9,9 +9,9 @@ Functions whose result carries no gradient (``np.shape``, ``np.argmax``, ``np.is
 run numpy in any case.
 
 Example:
-    >>> import numpy as np, tapeviz.core as core
-    >>> x = core.tensor([0.0, 1.0])
-    >>> core.grad(lambda x: np.sum(np.exp(x)))(x).numpy().round(3)
+    >>> import numpy as np, tapeviz as tv
+    >>> x = tv.tensor([0.0, 1.0])
+    >>> tv.grad(lambda x: np.sum(np.exp(x)))(x).numpy().round(3)
     array([1.   , 2.718], dtype=float32)
 """
 

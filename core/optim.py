@@ -51,11 +51,11 @@ class Optimizer:
             The loss (when ``return_cost``), else None.
 
         Example:
-            >>> import tapeviz.core as core
-            >>> w = core.variable([3.0])
-            >>> opt = core.optim.SGD(0.1)
+            >>> import tapeviz as tv
+            >>> w = tv.variable([3.0])
+            >>> opt = tv.optim.SGD(0.1)
             >>> for _ in range(50):
-            ...     opt.minimize(lambda: core.sum(w * w))
+            ...     opt.minimize(lambda: tv.sum(w * w))
             >>> abs(w.item()) < 1e-3
             True
         """

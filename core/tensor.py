@@ -344,8 +344,8 @@ class Variable(Tensor):
     """A mutable tensor: ``assign`` replaces its value. Trainable ones are watched by tapes.
 
     Example:
-        >>> import tapeviz.core as core
-        >>> w = core.variable([1.0, 2.0], name="w")
+        >>> import tapeviz as tv
+        >>> w = tv.variable([1.0, 2.0], name="w")
         >>> w.assign(w * 2).numpy()
         array([2., 4.], dtype=float32)
     """
@@ -458,8 +458,8 @@ def tensor(data, dtype=None, name: str | None = None) -> Tensor:
         A new ``Tensor``.
 
     Example:
-        >>> import tapeviz.core as core
-        >>> core.tensor([[1.0, 2.0]]).shape
+        >>> import tapeviz as tv
+        >>> tv.tensor([[1.0, 2.0]]).shape
         (1, 2)
     """
     if type(data) is list or type(data) is tuple:  # tensors inside are stacked with ops

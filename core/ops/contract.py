@@ -3,9 +3,9 @@ it: ``tensordot``, ``dot``, ``inner``, ``outer``, ``kron``, ``cross``, ``trace``
 ``diagonal``, ``tril``, ``triu``.
 
 Example:
-    >>> import numpy as np, tapeviz.core as core
-    >>> a = core.tensor(np.arange(6.0).reshape(2, 3))
-    >>> core.einsum("ij->j", a).numpy()
+    >>> import numpy as np, tapeviz as tv
+    >>> a = tv.tensor(np.arange(6.0).reshape(2, 3))
+    >>> tv.einsum("ij->j", a).numpy()
     array([3., 5., 7.])
 """
 
@@ -93,9 +93,9 @@ def einsum(subscripts, *operands, optimize=False) -> Tensor:
         A Tensor.
 
     Example:
-        >>> import numpy as np, tapeviz.core as core
-        >>> a = core.tensor(np.eye(2))
-        >>> core.einsum("ii", a).item()
+        >>> import numpy as np, tapeviz as tv
+        >>> a = tv.tensor(np.eye(2))
+        >>> tv.einsum("ii", a).item()
         2.0
     """
     if not isinstance(subscripts, str):  # interleaved: einsum(a, [0, 1], b, [1, 2], [0, 2])

@@ -6,9 +6,9 @@ Degenerate points (see ``core/gradients/decomp.py``): the forward pass behaves a
 ``ValueError`` naming the function, never returns inf or nan silently.
 
 Example:
-    >>> import numpy as np, tapeviz.core as core
-    >>> a = core.tensor(np.array([[2.0, 1.0], [1.0, 3.0]]))
-    >>> core.grad(lambda a: core.linalg.slogdet(a)[1])(a).numpy().round(2)
+    >>> import numpy as np, tapeviz as tv
+    >>> a = tv.tensor(np.array([[2.0, 1.0], [1.0, 3.0]]))
+    >>> tv.grad(lambda a: tv.linalg.slogdet(a)[1])(a).numpy().round(2)
     array([[ 0.6, -0.2],
            [-0.2,  0.4]])
 """
@@ -70,8 +70,8 @@ def solve(a, b) -> Tensor:
         ``x`` shaped like ``b``; its gradients are ``db = solve(a^T, dy)``, ``da = -db x^T``.
 
     Example:
-        >>> import numpy as np, tapeviz.core as core
-        >>> core.linalg.solve(np.diag([2.0, 4.0]), core.tensor([2.0, 2.0])).numpy()
+        >>> import numpy as np, tapeviz as tv
+        >>> tv.linalg.solve(np.diag([2.0, 4.0]), tv.tensor([2.0, 2.0])).numpy()
         array([1. , 0.5])
     """
     a = _matrix(a, "solve", True)
@@ -119,8 +119,8 @@ def eigh(a, UPLO="L") -> EighResult:
         ``EighResult(eigenvalues, eigenvectors)`` (a named tuple, as numpy's).
 
     Example:
-        >>> import numpy as np, tapeviz.core as core
-        >>> core.linalg.eigh(np.diag([3.0, 1.0])).eigenvalues.numpy()
+        >>> import numpy as np, tapeviz as tv
+        >>> tv.linalg.eigh(np.diag([3.0, 1.0])).eigenvalues.numpy()
         array([1., 3.])
     """
     if UPLO not in ("L", "U"):

@@ -70,8 +70,8 @@ def norm(x, ord=None, axis=None, keepdims=False) -> Tensor:  # noqa: A002 - nump
     zero spread. Max/min norms share the gradient evenly at ties.
 
     Example:
-        >>> import tapeviz.core as core
-        >>> float(core.linalg.norm(core.tensor([3.0, 4.0])))
+        >>> import tapeviz as tv
+        >>> float(tv.linalg.norm(tv.tensor([3.0, 4.0])))
         5.0
     """
     x = as_tensor(x, "norm")
