@@ -120,11 +120,13 @@ def test_no_trainable_variables_is_an_error():
 
 def test_loss_must_be_a_scalar():
     w = tv.variable([1.0, 2.0])
+    gc.collect()  # tapes an earlier test left in reference cycles: not this test's
+    before = tv.memory()["saved_bytes"]
     with pytest.raises(ValueError, match=r"must return a scalar, got a tensor of shape \(2,\)"):
         optim.RMSProp().minimize(lambda: w * 2)
     with pytest.raises(TypeError, match="must return a scalar Tensor, got float"):
         optim.SGD().minimize(lambda: 1.0)
-    assert tv.memory()["saved_bytes"] == 0
+    assert tv.memory()["saved_bytes"] <= before  # the failed steps released their tapes
 
 
 def test_get_and_bad_learning_rate():
