@@ -121,6 +121,8 @@ BITWISE_AND = "BitwiseAnd"
 BITWISE_OR = "BitwiseOr"
 BITWISE_XOR = "BitwiseXor"
 INVERT = "Invert"
+LEFT_SHIFT = "LeftShift"
+RIGHT_SHIFT = "RightShift"
 
 # scans along an axis
 CUMSUM = "Cumsum"

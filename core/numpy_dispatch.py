@@ -69,7 +69,7 @@ _UFUNCS = {
     np.not_equal: o.not_equal, np.matmul: o.matmul, np.positive: unchanged,
     np.floor_divide: o.floor_divide, np.divmod: o.divmod, np.conjugate: lambda x: x,
     np.bitwise_and: o.bitwise_and, np.bitwise_or: o.bitwise_or, np.bitwise_xor: o.bitwise_xor,
-    np.invert: o.invert,
+    np.invert: o.invert, np.left_shift: o.left_shift, np.right_shift: o.right_shift,
     np.trunc: lambda x: o.where(o.greater_equal(x, 0), o.floor(x), o.ceil(x)),
 }  # fmt: skip
 _REDUCE = {np.add: o.sum, np.multiply: o.prod, np.maximum: o.max, np.minimum: o.min}

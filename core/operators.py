@@ -123,6 +123,18 @@ class TensorOperators:
     def __invert__(self):
         return _ops.invert(self)
 
+    def __lshift__(self, o):
+        return _ops.left_shift(self, o)
+
+    def __rlshift__(self, o):
+        return _ops.left_shift(o, self)
+
+    def __rshift__(self, o):
+        return _ops.right_shift(self, o)
+
+    def __rrshift__(self, o):
+        return _ops.right_shift(o, self)
+
     def __round__(self, ndigits=None):
         """``round(x)`` and ``round(x, 2)``: a tensor, as numpy's ``round(array)``."""
         return _ops.round(self, 0 if ndigits is None else ndigits)

@@ -145,6 +145,22 @@ def invert(x) -> Tensor:
 bitwise_not = invert
 
 
+def _shift(kernel: str, op: str, symbol: str):
+    def fn(a, b) -> Tensor:
+        a, b = binary_args(a, b, op)
+        if a.dtype.kind not in "iu":
+            raise TypeError(f"{op} ({symbol}): expected integer tensors, got {a.dtype}")
+        return run_kernel(kernel, {"a": a, "b": b})
+
+    fn.__name__ = fn.__qualname__ = op
+    fn.__doc__ = f"``a {symbol} b`` on integer tensors, as ``numpy.{op}``; no gradient."
+    return fn
+
+
+left_shift = _shift(K.LEFT_SHIFT, "left_shift", "<<")
+right_shift = _shift(K.RIGHT_SHIFT, "right_shift", ">>")
+
+
 def exp2(x) -> Tensor:
     """``2 ** x`` (a composite: ``pow(2, x)``, exact at integers as numpy)."""
     x = as_tensor(x, "exp2")

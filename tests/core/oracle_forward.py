@@ -93,6 +93,18 @@ for kernel, (tv_fn, np_fn) in BITWISE.items():
                 (np.bool_, np.int32, np.int64, np.uint8),
             )  # fmt: skip
         )
+SHIFTS = {
+    K.LEFT_SHIFT: (lambda a, b: a << b, np.left_shift),
+    K.RIGHT_SHIFT: (lambda a, b: a >> b, np.right_shift),
+}
+for kernel, (tv_fn, np_fn) in SHIFTS.items():
+    for sa, sb in SHAPES:
+        a, b = _RNG.integers(-50, 50, sa), _RNG.integers(0, 5, sb)
+        FORWARD_CASES.append(
+            ForwardCase(
+                f"{kernel}{list(sa)}{list(sb)}", kernel, tv_fn, np_fn, (a, b), (np.int32, np.int64)
+            )
+        )
 for shape in [(2, 3), (), (0,)]:
     FORWARD_CASES.append(
         ForwardCase(

@@ -25,6 +25,8 @@ NOT_DIFFERENTIABLE = {
     K.BITWISE_OR,
     K.BITWISE_XOR,
     K.INVERT,
+    K.LEFT_SHIFT,
+    K.RIGHT_SHIFT,
 }
 PRIMITIVES = sorted(v for k, v in vars(K).items() if k.isupper() and isinstance(v, str))
 

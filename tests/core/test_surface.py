@@ -87,6 +87,11 @@ def test_bitwise_operators_on_bool_and_int_tensors():
     i = np.array([5, -3, 12], np.int32)
     np.testing.assert_array_equal((tv.tensor(i) & 6).numpy(), i & 6)
     np.testing.assert_array_equal((~tv.tensor(i)).numpy(), ~i)
+    np.testing.assert_array_equal((tv.tensor(i) << 2).numpy(), i << 2)
+    np.testing.assert_array_equal((3 >> tv.tensor([0, 1, 2])).numpy(), 3 >> np.array([0, 1, 2]))
+    np.testing.assert_array_equal(np.right_shift(tv.tensor(i), 1).numpy(), i >> 1)
+    with pytest.raises(TypeError, match=r"left_shift \(<<\): expected integer"):
+        tv.tensor([1.0]) << 1
     x = tv.tensor([1.0, -2.0])
     mask = (x > 0) & (x < 3)  # the usual use: combining masks of a float tensor
     np.testing.assert_array_equal(mask.numpy(), [True, False])
@@ -293,11 +298,11 @@ def test_surface_methods():
 
 
 def test_operators_of_ndarray_on_tensor():
-    """The arithmetic, bitwise and rounding dunders a user reaches (shifts and in-place
+    """The arithmetic, bitwise, shift and rounding dunders a user reaches (the in-place
     forms are left: ``x += 1`` rebinds through ``__add__``, as for an immutable value)."""
     want = ["__floordiv__", "__rfloordiv__", "__mod__", "__rmod__", "__divmod__",
             "__rdivmod__", "__and__", "__rand__", "__or__", "__ror__", "__xor__", "__rxor__",
-            "__invert__", "__round__", "__abs__", "__neg__", "__pos__", "__matmul__"]  # fmt: skip
+            "__invert__", "__lshift__", "__rlshift__", "__rshift__", "__rrshift__", "__round__", "__abs__", "__neg__", "__pos__", "__matmul__"]  # fmt: skip
     assert [n for n in want if not hasattr(Tensor, n)] == []
     x = tv.variable([1.0, 2.0])
     y = x

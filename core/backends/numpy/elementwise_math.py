@@ -1,6 +1,6 @@
 """numpy kernels: hyperbolic and inverse trig functions, exp/log variants, rounding, and the
 binary ``arctan2``, ``logaddexp``, ``logaddexp2``, ``hypot``, ``mod``, ``floor_divide`` and the
-bitwise ``&``, ``|``, ``^``, ``~`` (numpy broadcasting)."""
+bitwise ``&``, ``|``, ``^``, ``~``, ``<<``, ``>>`` (numpy broadcasting)."""
 
 from __future__ import annotations
 
@@ -48,4 +48,6 @@ KERNELS = {
     K.BITWISE_OR: _binary(np.bitwise_or),
     K.BITWISE_XOR: _binary(np.bitwise_xor),
     K.INVERT: lambda i, a: np.asarray(np.invert(i["x"])),
+    K.LEFT_SHIFT: _binary(np.left_shift),
+    K.RIGHT_SHIFT: _binary(np.right_shift),
 }
