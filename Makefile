@@ -9,7 +9,7 @@ PYTEST_ARGS ?=
 # the venv's "python3" kernelspec comes before any user-level one (~/.local/share/jupyter)
 JUPYTER_ENV := JUPYTER_PATH="$(CURDIR)/$(VENV)/share/jupyter"
 
-.PHONY: lab test fuzz lint bench pictures venv clean assignments grade
+.PHONY: lab test test-random fuzz lint bench pictures venv clean assignments grade
 
 $(STAMP): pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -38,6 +38,13 @@ test: $(STAMP)
 	$(BIN)/ruff format --check .
 	$(BIN)/python -m pytest $(PYTEST_ARGS) || { rc=$$?; \
 	  [ $$rc -ne 5 ] || echo "make test: no tests collected; check PYTEST_ARGS" >&2; exit $$rc; }
+
+# the unit tests in a random order (pytest-random-order; a new seed each run, printed at the
+# top: SEED=... repeats one), to show no test depends on which tests ran before it
+SEED ?= $(shell od -An -N2 -tu2 /dev/urandom | tr -d ' ')
+test-random: $(STAMP)
+	$(BIN)/python -m pytest tests/core tests/tapeviz -m "not browser" \
+	  --random-order-bucket=global --random-order-seed=$(SEED) $(PYTEST_ARGS)
 
 # the differential fuzzer's long profile (tests/fuzz; its fast profile runs in `make test`)
 fuzz: $(STAMP)

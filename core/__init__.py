@@ -1,12 +1,14 @@
 """core: the tapeviz autodiff engine. numpy only (numba optional); knows nothing of widgets.
 
 Example:
-    >>> import tapeviz.core as core
-    >>> core.grad(lambda x: core.sum(x ** 2))(core.tensor([1.0, 2.0, 3.0])).numpy()
+    >>> import tapeviz as tv
+    >>> tv.grad(lambda x: tv.sum(x ** 2))(tv.tensor([1.0, 2.0, 3.0])).numpy()
     array([2., 4., 6.], dtype=float32)
 """
 
 from __future__ import annotations
+
+import importlib.util as _importlib_util
 
 from . import kernel_names
 from .backends import numpy as _numpy_backend
@@ -61,12 +63,30 @@ from .tape import BackwardStep, Node, SavedValue, Tape
 from .tensor import DisposedError, Tensor, Variable, tensor, variable
 
 _numpy_backend.register()
-try:  # the compiled backend, only where numba imports (priority 0: numpy stays the default)
-    from .backends import numba as _numba_backend
-except ImportError:  # pragma: no cover - numba is an optional dependency
-    _numba_backend = None
-else:
-    _numba_backend.register()
+
+
+def _load_numba_backend():
+    """The numba backend, imported when first used (``tv.backend("numba")``, a numba kernel
+    looked up): numba and its compiler take ~300 ms to import, so ``import tapeviz`` does not.
+    Importing ``core.backends.numba`` registers its kernels."""
+    try:
+        from .backends import numba as nb
+    except ImportError as e:  # pragma: no cover - a broken numba install
+        raise ImportError(f"backend 'numba': numba is installed but does not import: {e}") from e
+    return nb._factory()
+
+
+# the compiled backend, only where numba is installed (priority 0: numpy stays the default);
+# registered by name now, imported on first use
+def _installed(name: str) -> bool:
+    try:
+        return _importlib_util.find_spec(name) is not None
+    except (ImportError, ValueError):  # an import hook that refuses it: not available
+        return False
+
+
+if _installed("numba"):
+    register_backend("numba", _load_numba_backend, priority=0)
 _register_gradients()
 
 # the training API, built on the ops above. `nn` by import_module: `from .ops import *` has

@@ -9,6 +9,7 @@ import numpy as np
 from . import ops as o
 from .ops import linalg as la
 from .ops._util import as_tensor
+from .ops.creation import linspace_tensors
 from .ops.order import _split_equal
 from .tensor import Tensor
 
@@ -154,6 +155,11 @@ def _pinv(a, rcond=None, hermitian=False, *, rtol=_NO):
     return la.pinv(a, rcond if rtol is _NO else rtol)
 
 
+def _linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0, *,
+              device=None):  # fmt: skip
+    return linspace_tensors(start, stop, num, endpoint, retstep, dtype, axis)
+
+
 FUNCTIONS = {
     np.sum: _reduction(o.sum, "sum"),
     np.prod: _reduction(o.prod, "prod"),
@@ -191,6 +197,10 @@ FUNCTIONS = {
     np.einsum: _no_out(o.einsum, "einsum"),
     np.trace: _no_out(o.trace, "trace"),
     np.split: _split,
+    np.take: o.take,
+    np.linspace: _linspace,
+    np.take_along_axis: o.take_along_axis,
+    np.compress: o.compress,
     np.linalg.norm: la.norm,
     np.linalg.pinv: _pinv,
 }  # fmt: skip
@@ -215,6 +225,8 @@ _ARRAY_API = {
     "linalg.diagonal": lambda x, /, *, offset=0: o.diagonal(
         _matrices(x, "linalg.diagonal"), offset, -2, -1
     ),
+    "linalg.vector_norm": la.vector_norm,
+    "linalg.matrix_norm": la.matrix_norm,
 }
 for _name, _fn in _ARRAY_API.items():
     _owner, _, _attr = _name.rpartition(".")

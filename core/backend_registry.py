@@ -67,13 +67,25 @@ def _instance(name: str) -> Backend:
     return _BACKENDS[name]
 
 
+def ensure_loaded(name: str) -> bool:
+    """Make backend ``name``'s ``Backend`` if it is registered and not made yet (a backend
+    whose factory imports it on first use, as the built-in numba one, registers its kernels
+    then); True when ``name`` is registered."""
+    if name in _BACKENDS:
+        return True
+    if name not in _BACKEND_FACTORIES:
+        return False
+    _instance(name)
+    return True
+
+
 def set_backend(name: str) -> None:
     """Make ``name`` the active backend for every thread (a ``ValueError`` if unknown).
 
     Example:
-        >>> import tapeviz.core as core
-        >>> core.set_backend("numpy")
-        >>> core.get_backend()
+        >>> import tapeviz as tv
+        >>> tv.set_backend("numpy")
+        >>> tv.get_backend()
         'numpy'
     """
     _instance(name)
@@ -101,8 +113,8 @@ def list_backends() -> list[str]:
     """Registered backend names, highest priority first.
 
     Example:
-        >>> import tapeviz.core as core
-        >>> "numpy" in core.list_backends()
+        >>> import tapeviz as tv
+        >>> "numpy" in tv.list_backends()
         True
     """
     return sorted(_BACKEND_FACTORIES, key=lambda n: -_BACKEND_FACTORIES[n][1])
@@ -113,9 +125,9 @@ def backend(name: str):
     """Run the block on backend ``name`` (this thread/context only).
 
     Example:
-        >>> import tapeviz.core as core
-        >>> with core.backend("numpy"):
-        ...     core.tanh(core.tensor([0.0])).numpy()
+        >>> import tapeviz as tv
+        >>> with tv.backend("numpy"):
+        ...     tv.tanh(tv.tensor([0.0])).numpy()
         array([0.], dtype=float32)
     """
     _instance(name)

@@ -16,7 +16,7 @@ import sys
 import numpy as np
 
 from .backend_registry import _GLOBAL_BACKEND, _SCOPED_BACKEND, get_backend
-from .registry import _PRIMITIVES, OVERRIDES, _missing_kernel_message
+from .registry import _PRIMITIVES, OVERRIDES
 from .tensor import DisposedError, Tensor, Variable
 from .tensor_data import _Foreign, mark_views
 from .tracing import TRACER, traced
@@ -128,8 +128,8 @@ def run_kernel(name: str, inputs: dict, attrs: dict | None = None):
         A Tensor, or a tuple of Tensors for multi-output kernels.
 
     Example:
-        >>> import tapeviz.core as core
-        >>> core.run_kernel("Add", {"a": core.tensor([1.0]), "b": core.tensor([2.0])}).numpy()
+        >>> import tapeviz as tv
+        >>> tv.run_kernel("Add", {"a": tv.tensor([1.0]), "b": tv.tensor([2.0])}).numpy()
         array([3.], dtype=float32)
     """
     if attrs is None:
@@ -138,7 +138,9 @@ def run_kernel(name: str, inputs: dict, attrs: dict | None = None):
     prim = _PRIMITIVES.get(name)
     config = prim.kernels.get(backend) if prim is not None else None
     if config is None:
-        raise KeyError(_missing_kernel_message(name, backend))
+        from .registry import get_kernel
+
+        config = get_kernel(name, backend)  # loads a lazily imported backend, or raises
     arrays = {}
     foreign = False  # an input wraps a user's numpy array without a copy (tensor_data.py)
     for key, t in inputs.items():

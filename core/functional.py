@@ -58,8 +58,8 @@ def grad(f):
     """``g(x, dy=None)``: the gradient of ``f`` (one tensor argument) at ``x``.
 
     Example:
-        >>> import tapeviz.core as core
-        >>> core.grad(lambda x: (x * x).sum())(core.tensor([1.0, 2.0])).numpy()
+        >>> import tapeviz as tv
+        >>> tv.grad(lambda x: (x * x).sum())(tv.tensor([1.0, 2.0])).numpy()
         array([2., 4.], dtype=float32)
     """
 
@@ -73,8 +73,8 @@ def grads(f):
     """``g(*args, dy=None)``: the gradients of ``f`` with respect to every argument (a list).
 
     Example:
-        >>> import tapeviz.core as core
-        >>> ga, gb = core.grads(lambda a, b: core.sum(a * b))([1.0, 2.0], [3.0, 4.0])
+        >>> import tapeviz as tv
+        >>> ga, gb = tv.grads(lambda a, b: tv.sum(a * b))([1.0, 2.0], [3.0, 4.0])
         >>> ga.numpy(), gb.numpy()
         (array([3., 4.], dtype=float32), array([1., 2.], dtype=float32))
     """
@@ -91,8 +91,8 @@ def value_and_grad(f):
     """``g(x, dy=None) -> (value, grad)``.
 
     Example:
-        >>> import tapeviz.core as core
-        >>> value, g = core.value_and_grad(lambda x: core.sum(x * x))(core.tensor([3.0]))
+        >>> import tapeviz as tv
+        >>> value, g = tv.value_and_grad(lambda x: tv.sum(x * x))(tv.tensor([3.0]))
         >>> value.item(), g.numpy()
         (9.0, array([6.], dtype=float32))
     """
@@ -108,8 +108,8 @@ def value_and_grads(f):
     """``g(*args, dy=None) -> (value, [grads])``.
 
     Example:
-        >>> import tapeviz.core as core
-        >>> value, (ga, gb) = core.value_and_grads(lambda a, b: core.sum(a * b))([2.0], [5.0])
+        >>> import tapeviz as tv
+        >>> value, (ga, gb) = tv.value_and_grads(lambda a, b: tv.sum(a * b))([2.0], [5.0])
         >>> value.item(), ga.item(), gb.item()
         (10.0, 5.0, 2.0)
     """
@@ -126,9 +126,9 @@ def variable_grads(f, var_list=None) -> VariableGrads:
     """Run ``f()`` (a scalar loss) and differentiate it with respect to trainable variables.
 
     Example:
-        >>> import tapeviz.core as core
-        >>> w = core.variable([1.0, 2.0], name="w")
-        >>> value, g = core.variable_grads(lambda: core.sum(w * w))
+        >>> import tapeviz as tv
+        >>> w = tv.variable([1.0, 2.0], name="w")
+        >>> value, g = tv.variable_grads(lambda: tv.sum(w * w))
         >>> g["w"].numpy()
         array([2., 4.], dtype=float32)
 
@@ -180,9 +180,9 @@ def vjp(f, *primals):
     """``(f(*primals), vjp_fn)``; ``vjp_fn(dy)`` returns one gradient per primal.
 
     Example:
-        >>> import tapeviz.core as core
-        >>> y, vjp_fn = core.vjp(lambda x: x * x, core.tensor([1.0, 2.0]))
-        >>> vjp_fn(core.tensor([1.0, 10.0]))[0].numpy()
+        >>> import tapeviz as tv
+        >>> y, vjp_fn = tv.vjp(lambda x: x * x, tv.tensor([1.0, 2.0]))
+        >>> vjp_fn(tv.tensor([1.0, 10.0]))[0].numpy()
         array([ 2., 40.], dtype=float32)
     """
     xs = [_input(p, f"vjp({_name(f)})") for p in primals]
@@ -204,8 +204,8 @@ def jvp(f, primals, tangents):
     output's tangent is zeros, as it cannot change).
 
     Example:
-        >>> import tapeviz.core as core
-        >>> y, jv = core.jvp(lambda x: x * x, [core.tensor([1.0, 2.0])], [core.tensor([1.0, 1.0])])
+        >>> import tapeviz as tv
+        >>> y, jv = tv.jvp(lambda x: x * x, [tv.tensor([1.0, 2.0])], [tv.tensor([1.0, 1.0])])
         >>> jv.numpy()
         array([2., 4.], dtype=float32)
     """
@@ -252,8 +252,8 @@ def jacobian(f):
     """``J(x)``: the Jacobian of ``f`` at ``x``, shape ``f(x).shape + x.shape``.
 
     Example:
-        >>> import tapeviz.core as core
-        >>> core.jacobian(lambda x: x * x)(core.tensor([1.0, 2.0])).numpy()
+        >>> import tapeviz as tv
+        >>> tv.jacobian(lambda x: x * x)(tv.tensor([1.0, 2.0])).numpy()
         array([[2., 0.],
                [0., 4.]], dtype=float32)
     """
@@ -283,8 +283,8 @@ def hessian(f):
     """``H(x)``: the Hessian of a scalar ``f`` at ``x``, shape ``x.shape + x.shape``.
 
     Example:
-        >>> import tapeviz.core as core
-        >>> core.hessian(lambda x: core.sum(x**3))(core.tensor([1.0, 2.0])).numpy()
+        >>> import tapeviz as tv
+        >>> tv.hessian(lambda x: tv.sum(x**3))(tv.tensor([1.0, 2.0])).numpy()
         array([[ 6.,  0.],
                [ 0., 12.]], dtype=float32)
     """

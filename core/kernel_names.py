@@ -115,6 +115,14 @@ LOG_ADD_EXP = "LogAddExp"
 LOG_ADD_EXP2 = "LogAddExp2"
 HYPOT = "Hypot"
 MOD = "FloorMod"
+FLOOR_DIV = "FloorDiv"
+# bitwise (logical on bool): no gradient, integer or bool results
+BITWISE_AND = "BitwiseAnd"
+BITWISE_OR = "BitwiseOr"
+BITWISE_XOR = "BitwiseXor"
+INVERT = "Invert"
+LEFT_SHIFT = "LeftShift"
+RIGHT_SHIFT = "RightShift"
 
 # scans along an axis
 CUMSUM = "Cumsum"

@@ -61,9 +61,9 @@ def tidy(fn=None, *args, **kwargs):
     that takes arguments, ``@tidy()`` on any function, or ``with tidy():``.
 
     Example:
-        >>> import tapeviz.core as core
-        >>> x = core.tensor([1.0, 2.0])
-        >>> y = core.tidy(lambda: (x * 2).sum())
+        >>> import tapeviz as tv
+        >>> x = tv.tensor([1.0, 2.0])
+        >>> y = tv.tidy(lambda: (x * 2).sum())
         >>> y.item()
         6.0
     """

@@ -9,9 +9,9 @@ Functions whose result carries no gradient (``np.shape``, ``np.argmax``, ``np.is
 run numpy in any case.
 
 Example:
-    >>> import numpy as np, tapeviz.core as core
-    >>> x = core.tensor([0.0, 1.0])
-    >>> core.grad(lambda x: np.sum(np.exp(x)))(x).numpy().round(3)
+    >>> import numpy as np, tapeviz as tv
+    >>> x = tv.tensor([0.0, 1.0])
+    >>> tv.grad(lambda x: np.sum(np.exp(x)))(x).numpy().round(3)
     array([1.   , 2.718], dtype=float32)
 """
 
@@ -52,14 +52,6 @@ def _true_divide(a, b):
     return o.div(a, b)
 
 
-def _floor_divide(a, b):
-    """``a // b``: on integers exact, numpy's own (no gradient; division through float32
-    would round large integers); otherwise ``floor(a / b)``."""
-    if _integers((a, b)):
-        return _tensor_module.tensor(np.floor_divide(_unwrap(a), _unwrap(b)))
-    return o.floor(o.div(a, b))
-
-
 _UFUNCS = {
     np.add: o.add, np.subtract: o.sub, np.multiply: o.mul, np.true_divide: _true_divide,
     np.power: o.pow, np.float_power: _float_power, np.negative: o.neg, np.absolute: o.abs,
@@ -75,7 +67,9 @@ _UFUNCS = {
     np.rad2deg: o.rad2deg, np.greater: o.greater, np.greater_equal: o.greater_equal,
     np.less: o.less, np.less_equal: o.less_equal, np.equal: o.equal,
     np.not_equal: o.not_equal, np.matmul: o.matmul, np.positive: unchanged,
-    np.floor_divide: _floor_divide, np.conjugate: lambda x: x,
+    np.floor_divide: o.floor_divide, np.divmod: o.divmod, np.conjugate: lambda x: x,
+    np.bitwise_and: o.bitwise_and, np.bitwise_or: o.bitwise_or, np.bitwise_xor: o.bitwise_xor,
+    np.invert: o.invert, np.left_shift: o.left_shift, np.right_shift: o.right_shift,
     np.trunc: lambda x: o.where(o.greater_equal(x, 0), o.floor(x), o.ceil(x)),
 }  # fmt: skip
 _REDUCE = {np.add: o.sum, np.multiply: o.prod, np.maximum: o.max, np.minimum: o.min}
@@ -114,7 +108,8 @@ def _integer_call(ufunc, inputs, kwargs):
         _check_kwargs(name, kwargs, ("casting", "order", "subok", "dtype"))
         return _tensor_module.tensor(_numpy(ufunc, inputs, kwargs, f"numpy.{name}"))
     with np.errstate(all="ignore"):
-        want = ufunc(*[np.ones((), np.asarray(_unwrap(v)).dtype) for v in inputs]).dtype
+        want = ufunc(*[np.ones((), np.asarray(_unwrap(v)).dtype) for v in inputs])
+    want = (want[0] if isinstance(want, tuple) else want).dtype  # divmod: two results
     if want.kind == "f":
         inputs = [o.cast(v, want) if isinstance(v, Tensor) and v.dtype.kind in "biu" else v
                   for v in inputs]  # fmt: skip

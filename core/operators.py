@@ -90,6 +90,55 @@ class TensorOperators:
     def __rmod__(self, o):
         return _ops.mod(o, self)
 
+    def __floordiv__(self, o):
+        return _ops.floor_divide(self, o)
+
+    def __rfloordiv__(self, o):
+        return _ops.floor_divide(o, self)
+
+    def __divmod__(self, o):
+        return _ops.divmod(self, o)
+
+    def __rdivmod__(self, o):
+        return _ops.divmod(o, self)
+
+    def __and__(self, o):
+        return _ops.bitwise_and(self, o)
+
+    def __rand__(self, o):
+        return _ops.bitwise_and(o, self)
+
+    def __or__(self, o):
+        return _ops.bitwise_or(self, o)
+
+    def __ror__(self, o):
+        return _ops.bitwise_or(o, self)
+
+    def __xor__(self, o):
+        return _ops.bitwise_xor(self, o)
+
+    def __rxor__(self, o):
+        return _ops.bitwise_xor(o, self)
+
+    def __invert__(self):
+        return _ops.invert(self)
+
+    def __lshift__(self, o):
+        return _ops.left_shift(self, o)
+
+    def __rlshift__(self, o):
+        return _ops.left_shift(o, self)
+
+    def __rshift__(self, o):
+        return _ops.right_shift(self, o)
+
+    def __rrshift__(self, o):
+        return _ops.right_shift(o, self)
+
+    def __round__(self, ndigits=None):
+        """``round(x)`` and ``round(x, 2)``: a tensor, as numpy's ``round(array)``."""
+        return _ops.round(self, 0 if ndigits is None else ndigits)
+
     # --- method forms of ops -------------------------------------------------------------
     @property
     def T(self):
@@ -116,6 +165,100 @@ class TensorOperators:
     def clip(self, min=None, max=None):  # noqa: A002 - numpy's names
         """``x.clip(min, max)``; a missing bound is unbounded."""
         return _ops.clip(self, min, max)
+
+    def copy(self, order="C"):
+        """A new tensor of the same value (an ``Identity`` op: gradients flow through it)."""
+        return _ops.identity(self)
+
+    def any(self, axis=None, keepdims=False):
+        """Whether any element is nonzero (NaN counts), as ``ndarray.any``; a bool tensor."""
+        return _ops.any(self, axis, keepdims)
+
+    def all(self, axis=None, keepdims=False):
+        """Whether every element is nonzero (NaN counts), as ``ndarray.all``; a bool tensor."""
+        return _ops.all(self, axis, keepdims)
+
+    def argsort(self, axis=-1, kind=None, order=None, *, stable=None):
+        """Indices that sort the values along ``axis`` (int64; no gradient), as numpy."""
+        return _ops.argsort(self, axis, kind, order, stable=stable)
+
+    def argpartition(self, kth, axis=-1, kind="introselect", order=None):
+        """Indices that partition the values around ``kth`` (int64; no gradient)."""
+        return _ops.argpartition(self, kth, axis, kind, order)
+
+    def take(self, indices, axis=None, mode="raise"):
+        """``numpy.take``: elements at ``indices`` (flattened when ``axis`` is None)."""
+        return _ops.take(self, indices, axis, mode=mode)
+
+    def compress(self, condition, axis=None):
+        """The slices along ``axis`` where ``condition`` is true, as ``numpy.compress``."""
+        return _ops.compress(condition, self, axis)
+
+    def nonzero(self):
+        """A tuple of int64 tensors, one per axis: the indices of nonzero elements."""
+        return _ops.nonzero(self)
+
+    def searchsorted(self, v, side="left", sorter=None):
+        """Where ``v`` would go in this sorted 1-D tensor (int64; no gradient)."""
+        return _ops.searchsorted(self, v, side, sorter)
+
+    def conj(self):
+        """The complex conjugate: tensors are real, so the same value."""
+        return _ops._util.unchanged(self)
+
+    conjugate = conj
+
+    @property
+    def real(self):
+        """The real part: tensors are real, so the same value."""
+        return _ops._util.unchanged(self)
+
+    @property
+    def imag(self):
+        """The imaginary part of a real tensor: zeros (a constant: no gradient reaches x)."""
+        return _ops.zeros_like(self)
+
+    @property
+    def itemsize(self) -> int:
+        """Bytes per element, as ``ndarray.itemsize``."""
+        return self.dtype.itemsize
+
+    @property
+    def device(self) -> str:
+        """Where the values live (array API): always ``"cpu"``."""
+        return "cpu"
+
+    def to_device(self, device, /, *, stream=None):
+        """The array API's move: tensors live on the CPU only, so ``"cpu"`` gives ``self``."""
+        if device != "cpu":
+            raise ValueError(f"to_device: tapeviz tensors live on 'cpu' only, got {device!r}")
+        return self
+
+    def tobytes(self, order="C") -> bytes:
+        """The raw bytes of the value: a constant, as ``tolist()``."""
+        return self.numpy().tobytes(order)
+
+    # numpy's in-place methods: tensors are immutable, so each says what to use instead
+    def sort(self, axis=-1, kind=None, order=None):
+        raise TypeError(_IMMUTABLE.format("sort", "x = tv.sort(x) (or np.sort(x))"))
+
+    def partition(self, kth, axis=-1, kind="introselect", order=None):
+        raise TypeError(_IMMUTABLE.format("partition", "x = tv.partition(x, kth)"))
+
+    def fill(self, value):
+        raise TypeError(_IMMUTABLE.format("fill", "tv.fill(x.shape, value)"))
+
+    def put(self, indices, values, mode="raise"):
+        raise TypeError(_IMMUTABLE.format("put", "tv.where(mask, values, x)"))
+
+    def resize(self, *new_shape, refcheck=True):
+        raise TypeError(_IMMUTABLE.format("resize", "x.reshape(...) or tv.pad(...)"))
+
+
+_IMMUTABLE = (
+    "Tensor.{0}() changes an array in place in numpy, and tensors are immutable; use {1} "
+    "for a new tensor (a Variable changes by assign)"
+)
 
 
 # Tensor methods that are ops with the tensor first: x.exp(), x.sum(axis=0), …

@@ -5,6 +5,10 @@ sgd: w -= lr*g; momentum: a = m*a + g, w -= lr*a (nesterov: w -= lr*(g + m*a));
 rmsprop: s = d*s + (1-d)*g^2, w -= lr*g/sqrt(s + eps) (centered: s - mean^2);
 adam: m = b1*m + (1-b1)*g, v = b2*v + (1-b2)*g^2, w -= lr*m^/(sqrt(v^) + eps) with
 m^ = m/(1-b1^t), v^ = v/(1-b2^t) (TensorFlow.js's form).
+
+``weight_decay=`` (SGD, Momentum, RMSProp, Adam) adds the L2 term to the gradient before the
+update, PyTorch's rule: g <- g + weight_decay * w. ``AdamW`` decouples it, as PyTorch's
+AdamW: w <- w * (1 - lr * weight_decay), then Adam's step with the plain gradient.
 """
 
 from __future__ import annotations
@@ -14,7 +18,7 @@ import numpy as np
 from .tape import Tape
 from .tensor import Tensor, Variable
 
-__all__ = ["Optimizer", "SGD", "Momentum", "RMSProp", "Adam", "get"]
+__all__ = ["Optimizer", "SGD", "Momentum", "RMSProp", "Adam", "AdamW", "get"]
 
 
 class Optimizer:
@@ -25,8 +29,11 @@ class Optimizer:
         iterations: number of ``apply_gradients`` calls so far.
     """
 
-    def __init__(self, learning_rate: float):
+    _decoupled = False  # AdamW: weight decay applied to the weights, not added to g
+
+    def __init__(self, learning_rate: float, weight_decay: float = 0.0):
         self.learning_rate = self._check("learning_rate", learning_rate, 0.0, np.inf, low_ok=False)
+        self.weight_decay = self._check("weight_decay", weight_decay, 0.0, np.inf)
         self.iterations = 0
         self._state: dict[int, dict] = {}
 
@@ -44,11 +51,11 @@ class Optimizer:
             The loss (when ``return_cost``), else None.
 
         Example:
-            >>> import tapeviz.core as core
-            >>> w = core.variable([3.0])
-            >>> opt = core.optim.SGD(0.1)
+            >>> import tapeviz as tv
+            >>> w = tv.variable([3.0])
+            >>> opt = tv.optim.SGD(0.1)
             >>> for _ in range(50):
-            ...     opt.minimize(lambda: core.sum(w * w))
+            ...     opt.minimize(lambda: tv.sum(w * w))
             >>> abs(w.item()) < 1e-3
             True
         """
@@ -87,7 +94,10 @@ class Optimizer:
                     f"{v.shape}"
                 )
             state = self._state.setdefault(v.id, {})
-            v.assign(self._update(v._array, garr.astype(v.dtype, copy=False), state))
+            garr = garr.astype(v.dtype, copy=False)
+            if self.weight_decay and not self._decoupled:  # L2: PyTorch's weight_decay
+                garr = garr + self.weight_decay * v._array
+            v.assign(self._update(v._array, garr, state))
 
     def _update(self, w: np.ndarray, g: np.ndarray, state: dict) -> np.ndarray:
         raise NotImplementedError
@@ -181,8 +191,8 @@ def _check_loss(loss, who):
 class SGD(Optimizer):
     """Plain gradient descent: ``w -= learning_rate * g``."""
 
-    def __init__(self, learning_rate: float = 0.01):
-        super().__init__(learning_rate)
+    def __init__(self, learning_rate: float = 0.01, weight_decay: float = 0.0):
+        super().__init__(learning_rate, weight_decay)
 
     def _update(self, w, g, state):
         return w - self.learning_rate * g
@@ -191,8 +201,9 @@ class SGD(Optimizer):
 class Momentum(Optimizer):
     """Gradient descent with momentum (TensorFlow.js ``train.momentum``)."""
 
-    def __init__(self, learning_rate: float = 0.01, momentum: float = 0.9, use_nesterov=False):
-        super().__init__(learning_rate)
+    def __init__(self, learning_rate: float = 0.01, momentum: float = 0.9, use_nesterov=False,
+                 weight_decay: float = 0.0):  # fmt: skip
+        super().__init__(learning_rate, weight_decay)
         self.momentum = self._check("momentum", momentum, 0.0, 1.0)
         self.use_nesterov = bool(use_nesterov)
 
@@ -207,8 +218,9 @@ class Momentum(Optimizer):
 class RMSProp(Optimizer):
     """RMSProp: divide the step by a running RMS of the gradient."""
 
-    def __init__(self, learning_rate=0.001, decay=0.9, momentum=0.0, epsilon=1e-7, centered=False):
-        super().__init__(learning_rate)
+    def __init__(self, learning_rate=0.001, decay=0.9, momentum=0.0, epsilon=1e-7, centered=False,
+                 weight_decay=0.0):  # fmt: skip
+        super().__init__(learning_rate, weight_decay)
         self.decay = self._check("decay", decay, 0.0, 1.0)
         self.momentum = self._check("momentum", momentum, 0.0, 1.0)
         self.epsilon = self._check("epsilon", epsilon, 0.0, np.inf, low_ok=False)
@@ -236,8 +248,8 @@ class RMSProp(Optimizer):
 class Adam(Optimizer):
     """Adam with bias correction (Kingma and Ba)."""
 
-    def __init__(self, learning_rate=0.001, beta1=0.9, beta2=0.999, epsilon=1e-7):
-        super().__init__(learning_rate)
+    def __init__(self, learning_rate=0.001, beta1=0.9, beta2=0.999, epsilon=1e-7, weight_decay=0.0):
+        super().__init__(learning_rate, weight_decay)
         self.beta1 = self._check("beta1", beta1, 0.0, 1.0)
         self.beta2 = self._check("beta2", beta2, 0.0, 1.0)
         self.epsilon = self._check("epsilon", epsilon, 0.0, np.inf, low_ok=False)
@@ -256,7 +268,25 @@ class Adam(Optimizer):
         )
 
 
-_NAMES = {"sgd": SGD, "momentum": Momentum, "rmsprop": RMSProp, "adam": Adam}
+class AdamW(Adam):
+    """Adam with decoupled weight decay (Loshchilov and Hutter; PyTorch's ``AdamW``): each
+    step first shrinks the weights, ``w *= 1 - learning_rate * weight_decay``, then takes
+    Adam's step with the plain gradient (no L2 term in it). PyTorch's default decay 0.01."""
+
+    _decoupled = True
+
+    def __init__(
+        self, learning_rate=0.001, beta1=0.9, beta2=0.999, epsilon=1e-7, weight_decay=0.01
+    ):
+        super().__init__(learning_rate, beta1, beta2, epsilon, weight_decay)
+
+    def _update(self, w, g, state):
+        if self.weight_decay:
+            w = w * (1.0 - self.learning_rate * self.weight_decay)
+        return super()._update(w, g, state)
+
+
+_NAMES = {"sgd": SGD, "momentum": Momentum, "rmsprop": RMSProp, "adam": Adam, "adamw": AdamW}
 
 
 def get(optimizer) -> Optimizer:

@@ -28,6 +28,7 @@ from .backend_registry import (
     Backend,
     backend,
     backend_info,
+    ensure_loaded,
     get_backend,
     list_backends,
     register_backend,
@@ -153,11 +154,11 @@ def register_kernel(
         The registered ``KernelConfig``.
 
     Example:
-        >>> import numpy as np, tapeviz.core as core
-        >>> _ = core.register_kernel("Cube", "numpy", lambda i, a: i["x"] ** 3)
-        >>> core.run_kernel("Cube", {"x": core.tensor([2.0])}).numpy()
+        >>> import numpy as np, tapeviz as tv
+        >>> _ = tv.register_kernel("Cube", "numpy", lambda i, a: i["x"] ** 3)
+        >>> tv.run_kernel("Cube", {"x": tv.tensor([2.0])}).numpy()
         array([8.], dtype=float32)
-        >>> core.unregister_kernel("Cube", "numpy")
+        >>> tv.unregister_kernel("Cube", "numpy")
     """
     if not isinstance(name, str) or not name:
         raise TypeError(f"register_kernel: name must be a non-empty str, got {name!r}")
@@ -185,12 +186,15 @@ def get_kernel(name: str, backend: str | None = None) -> KernelConfig:
     prim = _PRIMITIVES.get(name)
     config = prim.kernels.get(backend) if prim is not None else None
     if config is None:
+        if backend not in _BACKENDS and ensure_loaded(backend):  # loads its kernels (numba)
+            return get_kernel(name, backend)
         raise KeyError(_missing_kernel_message(name, backend))
     return config
 
 
 def kernels_for_backend(backend: str) -> list[KernelConfig]:
     """Every kernel registered for ``backend``, sorted by name."""
+    ensure_loaded(backend)
     return sorted(
         (p.kernels[backend] for p in _PRIMITIVES.values() if backend in p.kernels),
         key=lambda c: c.kernel_name,
@@ -210,6 +214,8 @@ def _missing_kernel_message(name: str, backend: str) -> str:
 
 def kernel_table() -> dict[tuple[str, str], KernelConfig]:
     """The whole kernel registry as ``{(kernel, backend): KernelConfig}`` (a copy)."""
+    for name in list_backends():
+        ensure_loaded(name)
     return {(n, b): c for n, p in _PRIMITIVES.items() for b, c in p.kernels.items()}
 
 
@@ -229,6 +235,10 @@ def register_gradient(
     _builtin: bool = False,
 ) -> GradConfig:
     """Register the gradient of kernel ``name``; replaces (and warns about) an existing one.
+
+    The kernel must be registered first (``register_kernel``): a name no backend has raises
+    ``KeyError`` naming the nearest registered kernels, so a typo is not silently a gradient
+    that nothing runs.
 
     Args:
         name: the kernel name.
@@ -251,9 +261,9 @@ def register_gradient(
         The registered ``GradConfig``.
 
     Example:
-        >>> import tapeviz.core as core
-        >>> g = core.get_gradient("Relu")
-        >>> cfg = core.register_gradient("Relu", lambda dy, saved, attrs: {"x": lambda: dy})
+        >>> import tapeviz as tv
+        >>> g = tv.get_gradient("Relu")
+        >>> cfg = tv.register_gradient("Relu", lambda dy, saved, attrs: {"x": lambda: dy})
         ... # doctest: +SKIP
     """
     if not isinstance(name, str) or not name:
@@ -265,6 +275,9 @@ def register_gradient(
             f"register_gradient({name!r}): inputs_to_save must be a sequence of input names, "
             f"got the string {inputs_to_save!r}"
         )
+    prim = _PRIMITIVES.get(name)
+    if not _builtin and (prim is None or not prim.kernels):
+        raise UnknownKernelError(_unknown_kernel_message(name))
     config = GradConfig(
         name,
         grad_fn,
@@ -285,6 +298,29 @@ def register_gradient(
         )
     prim.grad = config
     return config
+
+
+class UnknownKernelError(KeyError):
+    """A kernel name no backend has (``register_gradient`` of a typo); a ``KeyError``."""
+
+    def __str__(self) -> str:  # the message as written (KeyError would quote it)
+        return str(self.args[0]) if self.args else ""
+
+
+def _unknown_kernel_message(name: str) -> str:
+    """``register_gradient`` for a name no backend has a kernel for: a typo would otherwise
+    register a gradient nothing ever runs. Names the nearest registered kernels."""
+    import difflib
+
+    known = sorted(n for n, p in _PRIMITIVES.items() if p.kernels)
+    lower = {k.lower(): k for k in known}
+    near = [lower[k] for k in difflib.get_close_matches(name.lower(), list(lower), n=3)]
+    hint = f"did you mean {', '.join(repr(n) for n in near)}? " if near else ""
+    return (
+        f"register_gradient({name!r}): no kernel named {name!r} is registered on any backend; "
+        f"{hint}register the kernel first (tv.register_kernel({name!r}, backend, fn)), then "
+        "its gradient"
+    )
 
 
 # the kernels whose gradient ships with tapeviz: a gradient registered for one of them is an
@@ -384,11 +420,11 @@ def unregister_backend(name: str) -> None:
     If it was the active backend, the highest-priority remaining one becomes active.
 
     Example:
-        >>> import tapeviz.core as core
-        >>> core.register_backend("scratch", priority=-1)
-        >>> _ = core.register_kernel("Tanh", "scratch", lambda i, a: i["x"])
-        >>> core.unregister_backend("scratch")
-        >>> "scratch" in core.list_backends()
+        >>> import tapeviz as tv
+        >>> tv.register_backend("scratch", priority=-1)
+        >>> _ = tv.register_kernel("Tanh", "scratch", lambda i, a: i["x"])
+        >>> tv.unregister_backend("scratch")
+        >>> "scratch" in tv.list_backends()
         False
     """
     if name not in _BACKEND_FACTORIES:

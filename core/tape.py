@@ -36,9 +36,9 @@ class Tape:
         persistent: keep saved values after ``gradient`` so it can be called again.
 
     Example:
-        >>> import tapeviz.core as core
-        >>> x = core.tensor([3.0])
-        >>> with core.Tape() as tape:
+        >>> import tapeviz as tv
+        >>> x = tv.tensor([3.0])
+        >>> with tv.Tape() as tape:
         ...     tape.watch(x)
         ...     y = x * x
         >>> tape.gradient(y, x).numpy()
@@ -60,6 +60,10 @@ class Tape:
 
     # --- recording -----------------------------------------------------------------------
     def __enter__(self):
+        """Start recording: every kernel run in the ``with`` block (in this thread or
+        context) is recorded on this tape, and on every tape entered before it that is
+        still open. Returns the tape. A tape records one block at a time (a second
+        ``with`` of the same open tape raises); exit nested tapes in reverse order."""
         if self._token is not None:
             where = "this thread" if self._owner == threading.get_ident() else "another thread"
             raise RuntimeError(
@@ -74,6 +78,7 @@ class Tape:
         return self
 
     def __exit__(self, *exc):
+        """Stop recording (what was recorded stays for ``gradient``); exceptions propagate."""
         token = self._token
         if token is None or self._owner != threading.get_ident():
             where = "is not open" if token is None else "was opened in another thread"

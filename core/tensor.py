@@ -7,7 +7,10 @@ reference counting alone, without waiting for the cycle collector.
 Leaving the tape, one rule: asking for the value explicitly (``x.numpy()``, ``x.item()``,
 ``float(x)``, ``int(x)``, ``x.tolist()``) gives it as a constant, also inside a tape: no
 gradient flows through what is computed from it (as PyTorch's ``.item()`` and
-``.detach().numpy()``). An implicit conversion (``np.asarray(x)``, ``np.array(x)``, a numpy
+``.detach().numpy()``). A conversion to integers or bools (``np.int64(x)``,
+``np.asarray(x, dtype=int)``, ``x.astype(int)``) gives numpy's value in a tape too: an
+integer result of a float is piecewise constant, so its gradient is 0 and nothing is cut
+(``x.astype(int)`` is a recorded ``Cast`` whose gradient is 0). An implicit conversion (``np.asarray(x)``, ``np.array(x)``, a numpy
 function without a tapeviz op) of a tensor a gradient could flow through raises inside a
 tape, because it would cut the gradient without being asked to.
 """
@@ -193,10 +196,13 @@ class Tensor(TensorOperators):
         hook = READS.get()
         if hook is not None:
             hook(self)
-        if self.dtype.kind == "f":
+        # a recorded float tensor must not silently detach; asked for integers or bools
+        # (``np.int64(x)``, ``np.asarray(x, int)``) it may: their gradient is 0 anyway, as
+        # ``x.astype(int)``'s (a piecewise-constant function of x), so nothing is cut
+        if self.dtype.kind == "f" and (dtype is None or np.dtype(dtype).kind not in "iub"):
             from .tensor_data import check_not_recorded
 
-            check_not_recorded(self)  # a recorded tensor must not silently detach
+            check_not_recorded(self)
         arr = self._array
         return arr.astype(dtype) if dtype is not None else arr.copy()
 
@@ -338,8 +344,8 @@ class Variable(Tensor):
     """A mutable tensor: ``assign`` replaces its value. Trainable ones are watched by tapes.
 
     Example:
-        >>> import tapeviz.core as core
-        >>> w = core.variable([1.0, 2.0], name="w")
+        >>> import tapeviz as tv
+        >>> w = tv.variable([1.0, 2.0], name="w")
         >>> w.assign(w * 2).numpy()
         array([2., 4.], dtype=float32)
     """
@@ -452,8 +458,8 @@ def tensor(data, dtype=None, name: str | None = None) -> Tensor:
         A new ``Tensor``.
 
     Example:
-        >>> import tapeviz.core as core
-        >>> core.tensor([[1.0, 2.0]]).shape
+        >>> import tapeviz as tv
+        >>> tv.tensor([[1.0, 2.0]]).shape
         (1, 2)
     """
     if type(data) is list or type(data) is tuple:  # tensors inside are stacked with ops

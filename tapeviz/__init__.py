@@ -8,6 +8,7 @@ missing raises an ImportError that names the extra to install (``pip install "ta
 
 from __future__ import annotations
 
+import builtins as _builtins
 import importlib as _importlib
 import importlib.util as _importlib_util
 import pathlib as _pathlib
@@ -81,7 +82,7 @@ class MissingExtraError(ImportError):
 
 def _has_viz() -> bool:
     try:
-        return all(_importlib_util.find_spec(m) is not None for m in _VIZ_MODULES)
+        return _builtins.all(_importlib_util.find_spec(m) is not None for m in _VIZ_MODULES)
     except (ImportError, ValueError):  # a finder that refuses it, or a broken install
         return False
 

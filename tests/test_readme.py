@@ -69,3 +69,20 @@ def test_the_readme_pictures_are_what_the_pip_only_path_draws_now():
         drawn, committed = Image.open(io.BytesIO(png)), Image.open(ROOT / "docs" / name)
         assert drawn.size == committed.size, f"docs/{name} is stale: run make pictures"
     assert "pip-only path" in (ROOT / "README.md").read_text(encoding="utf-8")
+
+
+def test_the_ten_lines_run_on_the_base_install(tmp_path):
+    """ "Ten lines" sits under the install line of the engine alone (``pip install .``): it
+    runs with every optional dependency refused, as in a venv with no extras."""
+    from test_packaging import BLOCKER
+
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = text.split("## Ten lines", 1)[1].split("\n## ", 1)[0]
+    (block,) = python_blocks(section)
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    out = subprocess.run(
+        [sys.executable, "-c", BLOCKER + block], cwd=tmp_path, env=env, capture_output=True,
+        text=True,
+    )  # fmt: skip
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert (tmp_path / "graph.dot").read_text().startswith("digraph")

@@ -186,11 +186,11 @@ def detect_anomaly(forward: bool = True, backward: bool = True):
         backward: check gradient ops (``tape.gradient`` inside the block).
 
     Example:
-        >>> import tapeviz.core as core
+        >>> import tapeviz as tv
         >>> try:
-        ...     with core.detect_anomaly():
-        ...         _ = core.log(core.tensor([-1.0]))
-        ... except core.AnomalyError as e:
+        ...     with tv.detect_anomaly():
+        ...         _ = tv.log(tv.tensor([-1.0]))
+        ... except tv.AnomalyError as e:
         ...     print(e.phase, e.kernel, e.kind)
         forward Log nan
     """

@@ -281,12 +281,12 @@ def audit(tape, mode="fast", eps=None, atol=None, rtol=None, seed=0, max_full=40
         An ``AuditReport``; ``report.failures`` lists the nodes whose gradient is wrong.
 
     Example:
-        >>> import tapeviz.core as core
-        >>> x = core.tensor([0.5, 1.5])
-        >>> with core.Tape(persistent=True) as tape:
+        >>> import tapeviz as tv
+        >>> x = tv.tensor([0.5, 1.5])
+        >>> with tv.Tape(persistent=True) as tape:
         ...     tape.watch(x)
-        ...     y = core.sum(core.tanh(x) * x)
-        >>> core.audit(tape).passed
+        ...     y = tv.sum(tv.tanh(x) * x)
+        >>> tv.audit(tape).passed
         True
     """
     released = [n.id for n in tape.nodes if any(s.released for s in n.saved)]

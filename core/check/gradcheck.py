@@ -1,6 +1,6 @@
 """Gradient checking as library code: find the wrong gradient, name it, say why it fails.
 
-``check_grads(f, *args)`` compares reverse mode (and forward mode through ``core.jvp``) with
+``check_grads(f, *args)`` compares reverse mode (and forward mode through ``tv.jvp``) with
 float64 central differences for every differentiable argument and returns a
 ``GradCheckReport``. Numerical Jacobians are computed by replaying the recorded kernels once
 on a batch of perturbed inputs (``core.check.batched_replay``), checked against direct calls, with
@@ -179,7 +179,7 @@ def check_grads(f, *args, order=1, eps=None, atol=None, rtol=None, mode="full",
     converted and the report says so). Reverse mode is compared as dyᵀJ for a random dy
     (element by element over each input), the backward pass is run again with dy doubled
     (catching gradients that ignore dy, or that change between runs), and forward mode is
-    compared through ``core.jvp``. ``order=2`` also checks the gradient of the gradient: the
+    compared through ``tv.jvp``. ``order=2`` also checks the gradient of the gradient: the
     VJP ``(x, dy) -> Jᵀdy`` differentiated with respect to every input and to ``dy``.
     Before a mismatch is reported it is looked at again (Richardson extrapolation and larger
     steps, ``core/check/confirm.py``): the line says whether the failure was confirmed or
@@ -198,7 +198,7 @@ def check_grads(f, *args, order=1, eps=None, atol=None, rtol=None, mode="full",
         atol, rtol: tolerances (defaults 1e-5 and 1e-4; float32: 1e-3 and 1e-2).
         mode: "full" (the numerical Jacobian of each input) or "fast" (random projections
             vᵀJu, falling back to the full Jacobian only for an input that fails).
-        forward: also check forward mode (``core.jvp``).
+        forward: also check forward mode (``tv.jvp``).
         raise_on_failure: raise ``GradientCheckError`` (with ``.report``) when it fails.
         wrt: indices of the arguments to check (default: every floating one).
         dtype: the dtype floating arguments are checked in (None keeps theirs).
@@ -208,8 +208,8 @@ def check_grads(f, *args, order=1, eps=None, atol=None, rtol=None, mode="full",
         A ``GradCheckReport``.
 
     Example:
-        >>> import tapeviz.core as core
-        >>> core.check_grads(lambda x: core.tanh(x) * x, [0.5, -1.0]).passed
+        >>> import tapeviz as tv
+        >>> tv.check_grads(lambda x: tv.tanh(x) * x, [0.5, -1.0]).passed
         True
     """
     if order not in (1, 2) or mode not in ("full", "fast"):
@@ -298,8 +298,8 @@ def numerical_jacobian(f, args, index: int, eps: float = 1e-6) -> np.ndarray:
     element. Float arguments are used as given (no dtype change).
 
     Example:
-        >>> import numpy as np, tapeviz.core as core
-        >>> core.numerical_jacobian(lambda x: x * x, [np.array([1.0, 2.0])], 0).round(6)
+        >>> import numpy as np, tapeviz as tv
+        >>> tv.numerical_jacobian(lambda x: x * x, [np.array([1.0, 2.0])], 0).round(6)
         array([[2., 0.],
                [0., 4.]])
     """

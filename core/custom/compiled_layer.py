@@ -70,11 +70,11 @@ class CompiledLayer:
         batch: ``func`` works on a whole batch (needs ``input_rank``).
 
     Example:
-        >>> import numpy as np, tapeviz.core as core
-        >>> reverse = core.CompiledLayer(lambda x: x[::-1], input_rank=1, batch=True)
-        >>> reverse(core.tensor([1.0, 2.0, 3.0, 4.0])).numpy()  # one example: unchanged
+        >>> import numpy as np, tapeviz as tv
+        >>> reverse = tv.CompiledLayer(lambda x: x[::-1], input_rank=1, batch=True)
+        >>> reverse(tv.tensor([1.0, 2.0, 3.0, 4.0])).numpy()  # one example: unchanged
         array([1., 2., 3., 4.], dtype=float32)
-        >>> reverse(core.tensor([[1.0, 2.0], [3.0, 4.0]])).numpy()  # a batch: reversed
+        >>> reverse(tv.tensor([[1.0, 2.0], [3.0, 4.0]])).numpy()  # a batch: reversed
         array([[3., 4.],
                [1., 2.]], dtype=float32)
     """
@@ -330,9 +330,9 @@ class CompiledLayer:
         and compile time (a ``LayerInfo``: fields and a text repr; tapeviz shows it as a table).
 
         Example:
-            >>> import numpy as np, tapeviz.core as core
-            >>> layer = core.CompiledLayer(np.tanh, input_rank=1)
-            >>> _ = layer(core.tensor(np.zeros((2, 3))))
+            >>> import numpy as np, tapeviz as tv
+            >>> layer = tv.CompiledLayer(np.tanh, input_rank=1)
+            >>> _ = layer(tv.tensor(np.zeros((2, 3))))
             >>> layer.info().shapes
             [((3,), (3,), 'float64')]
         """

@@ -41,12 +41,12 @@ def custom_grad(f):
         An op: call it on tensors; one tape node (style ``"custom_grad"``) records it.
 
     Example:
-        >>> import tapeviz.core as core
-        >>> @core.custom_grad
+        >>> import tapeviz as tv
+        >>> @tv.custom_grad
         ... def square(x, save):
         ...     save([x])
         ...     return {"value": x * x, "grad_func": lambda dy, saved: dy * saved[0] * 2}
-        >>> core.grad(lambda x: square(x).sum())(core.tensor([1.0, 3.0])).numpy()
+        >>> tv.grad(lambda x: square(x).sum())(tv.tensor([1.0, 3.0])).numpy()
         array([2., 6.], dtype=float32)
     """
     if not callable(f):

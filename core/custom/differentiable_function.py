@@ -42,15 +42,15 @@ class DifferentiableFunction:
     ``compute_gradients`` is false). ``compute_gradients`` is a tuple with one bool per input.
 
     Example:
-        >>> import numpy as np, tapeviz.core as core
-        >>> class Cube(core.DifferentiableFunction):
+        >>> import numpy as np, tapeviz as tv
+        >>> class Cube(tv.DifferentiableFunction):
         ...     def __init__(self):
         ...         super().__init__(save_inputs_for_backward=True)
         ...     def forward(self, x):
         ...         return x**3
         ...     def backward(self, dy, compute_gradients, x):
         ...         return dy * 3 * x**2
-        >>> core.grad(lambda x: Cube()(x).sum())(core.tensor([1.0, 2.0])).numpy()
+        >>> tv.grad(lambda x: Cube()(x).sum())(tv.tensor([1.0, 2.0])).numpy()
         array([ 3., 12.], dtype=float32)
     """
 
@@ -193,6 +193,7 @@ def _run_backward(spec, dy, saved, needed):
 
 
 def _call_backward(spec, args):
+    _check_backward_arity(spec, args)
     try:
         result = spec.fn.backward(*args)
     except Exception as e:
@@ -200,6 +201,43 @@ def _call_backward(spec, args):
     if len(spec.names) == 1 and not isinstance(result, (tuple, list)):
         result = (result,)
     return result
+
+
+def _check_backward_arity(spec, args):
+    """A ``backward`` whose parameters do not take what is passed (most often: it expects
+    the inputs, which were not saved) fails naming the flags, not with Python's bare
+    "missing 2 required positional arguments"."""
+    import inspect
+
+    fn = spec.fn
+    try:
+        inspect.signature(fn.backward).bind(*args)
+    except TypeError as e:
+        n_dy = fn.num_outputs
+        passed = [f"dLdY1…dLdY{n_dy}" if n_dy > 1 else "dLdY1", "compute_gradients"]
+        flags = []
+        for flag, what, count in (
+            ("save_inputs_for_backward", "X", len(spec.names)),
+            ("save_outputs_for_backward", "Y", n_dy),
+        ):
+            if getattr(fn, flag):
+                passed.append(f"{what}1…{what}{count}" if count > 1 else f"{what}1")
+            else:
+                flags.append(flag)
+        if fn.num_memory_values:
+            passed.append(f"mem1…mem{fn.num_memory_values}")
+        hint = (
+            f"; to receive the inputs (or outputs) pass {' or '.join(f'{f}=True' for f in flags)}"
+            f" to super().__init__ in {spec.cls}.__init__"
+            if flags
+            else ""
+        )
+        raise GradientError(
+            f"{spec.cls}.backward{inspect.signature(fn.backward)} cannot take the {len(args)} "
+            f"arguments it is given ({', '.join(passed)}): {e}{hint}"
+        ) from None
+    except ValueError:  # no signature to read (a builtin): let the call say
+        pass
 
 
 def _check_gradient(spec, i, g, flag):

@@ -25,6 +25,11 @@ def _zero(dy, saved, attrs):  # floor, ceil, round: piecewise constant
     return {"x": lambda: o.zeros_like(dy)}
 
 
+# floor_divide: y = floor(a / b), piecewise constant in both (as autograd; PyTorch has none)
+def _floor_div(dy, saved, attrs):
+    return {"a": lambda: o.zeros_like(dy), "b": lambda: o.zeros_like(dy)}
+
+
 # sinc: y = sin(pi x)/(pi x); dx = dy (cos(pi x) - y) / x, and near 0 (|pi x| < 1/2, where
 # that difference cancels) its Taylor series, pi z sum_k (-1)^k 2k z^(2k-2) / (2k+1)!, z = pi x:
 # a polynomial in x, so sinc'' (0) = -pi^2/3 and every higher derivative at 0 is right too
@@ -109,4 +114,5 @@ GRADIENTS = [
     (K.LOG_ADD_EXP2, _logaddexp2, ("a", "b"), ()),
     (K.HYPOT, _hypot, ("a", "b"), (0,)),
     (K.MOD, _mod, ("a", "b"), ()),
+    (K.FLOOR_DIV, _floor_div, (), ()),
 ]

@@ -58,9 +58,9 @@ def jit(fn=None, *, static_argnums=()):
         A ``JitFunction``: call it like ``fn``; ``.trace(*args)`` shows what it compiles.
 
     Example:
-        >>> import tapeviz.core as core
-        >>> f = core.jit(core.grad(lambda x: core.sum(core.tanh(x) * x)))
-        >>> f(core.tensor([0.5, 1.0])).numpy()
+        >>> import tapeviz as tv
+        >>> f = tv.jit(tv.grad(lambda x: tv.sum(tv.tanh(x) * x)))
+        >>> f(tv.tensor([0.5, 1.0])).numpy()
         array([0.8553411, 1.1815685], dtype=float32)
     """
     if fn is None:

@@ -1,9 +1,9 @@
 """``tv.nn``: layers, ``Sequential``, training with ``fit``, callbacks and weights on disk.
 
 Example:
-    >>> import tapeviz.core as core
-    >>> model = core.nn.Sequential([core.nn.Dense(16, "relu"), core.nn.Dense(2)])
-    >>> model(core.ones((4, 3))).shape
+    >>> import tapeviz as tv
+    >>> model = tv.nn.Sequential([tv.nn.Dense(16, "relu"), tv.nn.Dense(2)])
+    >>> model(tv.ones((4, 3))).shape
     (4, 2)
 """
 

@@ -58,8 +58,8 @@ class Activation(Module):
     """Apply an activation, by name or callable, as a layer.
 
     Example:
-        >>> import tapeviz.core as core
-        >>> core.nn.Activation("relu")(core.tensor([[-1.0, 2.0]])).numpy()
+        >>> import tapeviz as tv
+        >>> tv.nn.Activation("relu")(tv.tensor([[-1.0, 2.0]])).numpy()
         array([[0., 2.]], dtype=float32)
     """
 

@@ -16,8 +16,8 @@ class Callback:
     (the model being trained) and ``self.params`` (``epochs``, ``steps``, ``samples``).
 
     Example:
-        >>> import tapeviz.core as core
-        >>> class StopAt(core.nn.Callback):
+        >>> import tapeviz as tv
+        >>> class StopAt(tv.nn.Callback):
         ...     def on_batch_end(self, batch, logs=None):
         ...         if logs["step"] >= 3:
         ...             self.model.stop_training = True

@@ -34,9 +34,9 @@ class Dense(Module):
         name: layer name (unique by default).
 
     Example:
-        >>> import tapeviz.core as core
-        >>> layer = core.nn.Dense(4, activation="relu")
-        >>> layer(core.ones((2, 3))).shape, layer.kernel.shape
+        >>> import tapeviz as tv
+        >>> layer = tv.nn.Dense(4, activation="relu")
+        >>> layer(tv.ones((2, 3))).shape, layer.kernel.shape
         ((2, 4), (3, 4))
     """
 
@@ -100,9 +100,9 @@ class Conv2D(Module):
         activation: None, a name or a callable.
 
     Example:
-        >>> import tapeviz.core as core
-        >>> conv = core.nn.Conv2D(8, 3, padding="same", activation="relu")
-        >>> conv(core.ones((2, 6, 6, 1))).shape, conv.kernel.shape
+        >>> import tapeviz as tv
+        >>> conv = tv.nn.Conv2D(8, 3, padding="same", activation="relu")
+        >>> conv(tv.ones((2, 6, 6, 1))).shape, conv.kernel.shape
         ((2, 6, 6, 8), (3, 3, 1, 8))
     """
 
@@ -235,8 +235,8 @@ class Lambda(Module):
     any, become the layer's.
 
     Example:
-        >>> import tapeviz.core as core
-        >>> core.nn.Lambda(lambda x: x * 2)(core.ones((1, 2))).numpy()
+        >>> import tapeviz as tv
+        >>> tv.nn.Lambda(lambda x: x * 2)(tv.ones((1, 2))).numpy()
         array([[2., 2.]], dtype=float32)
     """
 

@@ -26,11 +26,11 @@ def set_seed(seed: int) -> None:
     """Seed the generator layers draw their initial weights (and dropout masks) from.
 
     Example:
-        >>> import tapeviz.core as core
-        >>> core.nn.set_seed(0)
-        >>> a = core.nn.Dense(2)(core.ones((1, 3))).numpy()
-        >>> core.nn.set_seed(0)
-        >>> bool((a == core.nn.Dense(2)(core.ones((1, 3))).numpy()).all())
+        >>> import tapeviz as tv
+        >>> tv.nn.set_seed(0)
+        >>> a = tv.nn.Dense(2)(tv.ones((1, 3))).numpy()
+        >>> tv.nn.set_seed(0)
+        >>> bool((a == tv.nn.Dense(2)(tv.ones((1, 3))).numpy()).all())
         True
     """
     _RNG[0] = np.random.default_rng(seed)
@@ -67,13 +67,13 @@ class Module:
         built: whether ``build`` has run.
 
     Example:
-        >>> import tapeviz.core as core
-        >>> class Scale(core.nn.Module):
+        >>> import tapeviz as tv
+        >>> class Scale(tv.nn.Module):
         ...     def build(self, input_shape):
         ...         self.w = self.add_weight("w", (input_shape[-1],), "ones")
         ...     def forward(self, x):
         ...         return x * self.w
-        >>> Scale()(core.ones((2, 3))).shape
+        >>> Scale()(tv.ones((2, 3))).shape
         (2, 3)
     """
 

@@ -17,9 +17,9 @@ class Sequential(Module):
         name: model name.
 
     Example:
-        >>> import tapeviz.core as core
-        >>> model = core.nn.Sequential([core.nn.Dense(8, "relu"), core.nn.Dense(3)])
-        >>> model(core.ones((4, 2))).shape, model.count_params()
+        >>> import tapeviz as tv
+        >>> model = tv.nn.Sequential([tv.nn.Dense(8, "relu"), tv.nn.Dense(3)])
+        >>> model(tv.ones((4, 2))).shape, model.count_params()
         ((4, 3), 51)
     """
 

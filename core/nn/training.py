@@ -85,9 +85,9 @@ def fit(
         ``History``: a dict of per-epoch lists (``loss``, ``accuracy``, ``val_loss``, ...).
 
     Example:
-        >>> import tapeviz.core as core
-        >>> x, y = core.data.two_moons(64, seed=0)
-        >>> model = core.nn.Sequential([core.nn.Dense(8, "tanh"), core.nn.Dense(2)])
+        >>> import tapeviz as tv
+        >>> x, y = tv.data.two_moons(64, seed=0)
+        >>> model = tv.nn.Sequential([tv.nn.Dense(8, "tanh"), tv.nn.Dense(2)])
         >>> h = model.fit(x, y, "softmax_cross_entropy", "adam", epochs=2, verbose=0)
         >>> sorted(h)
         ['accuracy', 'loss']

@@ -24,8 +24,8 @@ def save_weights(model, path) -> None:
     """Write ``{parameter path: array}`` to ``path`` (exactly that name) as an ``.npz``.
 
     Example:
-        >>> import tapeviz.core as core, tempfile, os
-        >>> m = core.nn.Sequential([core.nn.Dense(2)]).build_for((3,))
+        >>> import tapeviz as tv, tempfile, os
+        >>> m = tv.nn.Sequential([tv.nn.Dense(2)]).build_for((3,))
         >>> p = os.path.join(tempfile.mkdtemp(), "w.npz")
         >>> m.save_weights(p); m.load_weights(p)
     """

@@ -3,9 +3,9 @@ it: ``tensordot``, ``dot``, ``inner``, ``outer``, ``kron``, ``cross``, ``trace``
 ``diagonal``, ``tril``, ``triu``.
 
 Example:
-    >>> import numpy as np, tapeviz.core as core
-    >>> a = core.tensor(np.arange(6.0).reshape(2, 3))
-    >>> core.einsum("ij->j", a).numpy()
+    >>> import numpy as np, tapeviz as tv
+    >>> a = tv.tensor(np.arange(6.0).reshape(2, 3))
+    >>> tv.einsum("ij->j", a).numpy()
     array([3., 5., 7.])
 """
 
@@ -49,13 +49,43 @@ def _explicit(subscripts: str, ndims: list[int]) -> str:
     return ",".join(subs) + "->" + out
 
 
+_LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+
+
+def _sublist(sub, where: str) -> str:
+    """An interleaved-form subscript list (ints 0..51 and ``...``) as letters."""
+    out = []
+    for s in sub:
+        if s is Ellipsis:
+            out.append("...")
+        elif isinstance(s, (int, np.integer)) and not isinstance(s, bool) and 0 <= s < 52:
+            out.append(_LETTERS[int(s)])
+        else:
+            raise ValueError(
+                f"einsum: {where} subscripts must be integers in [0, 52) or Ellipsis, got {s!r}"
+            )
+    return "".join(out)
+
+
+def _interleaved(args) -> tuple[str, list]:
+    """numpy's interleaved form ``(op0, sub0, op1, sub1, ..., [out])`` -> (string, operands)."""
+    pairs, out = list(args), None
+    if len(pairs) % 2:
+        out = pairs.pop()
+    operands = pairs[0::2]
+    subs = [_sublist(s, f"operand {k}'s") for k, s in enumerate(pairs[1::2])]
+    spec = ",".join(subs) + ("" if out is None else "->" + _sublist(out, "the output"))
+    return spec, operands
+
+
 def einsum(subscripts, *operands, optimize=False) -> Tensor:
     """Einstein summation as ``numpy.einsum`` (string subscripts, ``...`` allowed).
 
     One ``Einsum`` node; its gradient is an einsum too (any order).
 
     Args:
-        subscripts: e.g. ``"ij,jk->ik"``; implicit output (no ``->``) as numpy.
+        subscripts: e.g. ``"ij,jk->ik"``; implicit output (no ``->``) as numpy. numpy's
+            interleaved form works too: ``einsum(a, [0, 1], b, [1, 2], [0, 2])``.
         *operands: tensors or arrays, promoted to one dtype.
         optimize: accepted for numpy's signature; the kernel picks its own contraction order.
 
@@ -63,13 +93,13 @@ def einsum(subscripts, *operands, optimize=False) -> Tensor:
         A Tensor.
 
     Example:
-        >>> import numpy as np, tapeviz.core as core
-        >>> a = core.tensor(np.eye(2))
-        >>> core.einsum("ii", a).item()
+        >>> import numpy as np, tapeviz as tv
+        >>> a = tv.tensor(np.eye(2))
+        >>> tv.einsum("ii", a).item()
         2.0
     """
-    if not isinstance(subscripts, str):
-        raise TypeError("einsum: only the string form of subscripts is supported")
+    if not isinstance(subscripts, str):  # interleaved: einsum(a, [0, 1], b, [1, 2], [0, 2])
+        subscripts, operands = _interleaved((subscripts,) + operands)
     ts = [as_tensor(t, "einsum") for t in operands]
     common = np.result_type(*[t.dtype for t in ts])
     ts = [t if t.dtype == common else cast(t, common) for t in ts]

@@ -38,8 +38,59 @@ def arange(start, stop=None, step=1, dtype="float32") -> Tensor:
     )
 
 
-def linspace(start, stop, num, dtype="float32") -> Tensor:
-    return Tensor(np.linspace(start, stop, num, dtype=dtype))
+def linspace(start, stop, num=50, dtype="float32", *, endpoint=True, retstep=False, axis=0):
+    """``num`` evenly spaced values from ``start`` to ``stop`` (float32 unless ``dtype``).
+
+    With a tensor endpoint it is differentiable, in the endpoints' dtype unless ``dtype`` is
+    given (numpy's ``np.linspace`` on tensors runs this too): see ``linspace_tensors``.
+    """
+    if isinstance(start, Tensor) or isinstance(stop, Tensor):
+        return linspace_tensors(start, stop, num, endpoint, retstep, None, axis)
+    out = np.linspace(start, stop, num, endpoint, retstep, dtype, axis)
+    return (Tensor(out[0]), out[1]) if retstep else Tensor(out)
+
+
+def linspace_tensors(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0):
+    """``numpy.linspace`` with tensor endpoints (scalars or arrays, broadcast; the new axis
+    at ``axis``), differentiable as autograd's: ``d/dstart = 1 - t``, ``d/dstop = t`` for
+    ``t = i / (num - 1)`` (``i / num`` without the endpoint). numpy's formula: ``i * step +
+    start`` with ``step = (stop - start) / div``, the last value ``stop`` itself. (numpy
+    switches to ``i / div * delta`` where a step underflows to exactly 0; not here.)"""
+    from ._util import binary_args
+    from .elementwise import cast, div, where
+    from .order import moveaxis
+
+    num = int(num)
+    if num < 0:
+        raise ValueError(f"linspace: number of samples, {num}, must be non-negative")
+    start, stop = binary_args(start, stop, "linspace")
+    if start.dtype.kind != "f":
+        start, stop = cast(start, np.float64), cast(stop, np.float64)
+    dt = start.dtype
+    nd = max(start.ndim, stop.ndim)
+    delta = stop - start
+    steps = Tensor(np.arange(num, dtype=dt).reshape((-1,) + (1,) * nd))
+    n_div = (num - 1) if endpoint else num
+    if n_div > 0:
+        step = div(delta, n_div)
+        y = steps * step + start
+    else:
+        step = Tensor(np.full(delta.shape, np.nan, dt))
+        y = steps * delta + start
+    if endpoint and num > 1:
+        last = np.zeros((num,) + (1,) * nd, bool)
+        last[-1] = True
+        y = where(Tensor(last), stop, y)
+    if axis != 0:
+        y = moveaxis(y, 0, axis)
+    if dtype is not None:
+        dtype = np.dtype(dtype)
+        if dtype.kind in "iu":
+            from .elementwise_math import floor
+
+            y = floor(y)
+        y = cast(y, dtype)
+    return (y, step) if retstep else y
 
 
 def random_normal(shape, mean=0.0, stddev=1.0, dtype="float32", seed=None) -> Tensor:

@@ -6,9 +6,9 @@ Degenerate points (see ``core/gradients/decomp.py``): the forward pass behaves a
 ``ValueError`` naming the function, never returns inf or nan silently.
 
 Example:
-    >>> import numpy as np, tapeviz.core as core
-    >>> a = core.tensor(np.array([[2.0, 1.0], [1.0, 3.0]]))
-    >>> core.grad(lambda a: core.linalg.slogdet(a)[1])(a).numpy().round(2)
+    >>> import numpy as np, tapeviz as tv
+    >>> a = tv.tensor(np.array([[2.0, 1.0], [1.0, 3.0]]))
+    >>> tv.grad(lambda a: tv.linalg.slogdet(a)[1])(a).numpy().round(2)
     array([[ 0.6, -0.2],
            [-0.2,  0.4]])
 """
@@ -70,8 +70,8 @@ def solve(a, b) -> Tensor:
         ``x`` shaped like ``b``; its gradients are ``db = solve(a^T, dy)``, ``da = -db x^T``.
 
     Example:
-        >>> import numpy as np, tapeviz.core as core
-        >>> core.linalg.solve(np.diag([2.0, 4.0]), core.tensor([2.0, 2.0])).numpy()
+        >>> import numpy as np, tapeviz as tv
+        >>> tv.linalg.solve(np.diag([2.0, 4.0]), tv.tensor([2.0, 2.0])).numpy()
         array([1. , 0.5])
     """
     a = _matrix(a, "solve", True)
@@ -119,8 +119,8 @@ def eigh(a, UPLO="L") -> EighResult:
         ``EighResult(eigenvalues, eigenvectors)`` (a named tuple, as numpy's).
 
     Example:
-        >>> import numpy as np, tapeviz.core as core
-        >>> core.linalg.eigh(np.diag([3.0, 1.0])).eigenvalues.numpy()
+        >>> import numpy as np, tapeviz as tv
+        >>> tv.linalg.eigh(np.diag([3.0, 1.0])).eigenvalues.numpy()
         array([1., 3.])
     """
     if UPLO not in ("L", "U"):
@@ -161,11 +161,38 @@ def svd(a, full_matrices=True, compute_uv=True, hermitian=False):
     return SVDResult(*run_kernel(K.SVD, {"x": a}, {"full_matrices": bool(full_matrices)}))
 
 
-def qr(a, mode="reduced") -> QRResult:
-    """Reduced QR (``mode='reduced'`` only); the gradient needs M >= N."""
-    if mode != "reduced":
-        raise ValueError(f"qr: only mode='reduced' is supported, got {mode!r}")
-    return QRResult(*run_kernel(K.QR, {"x": _matrix(a, "qr")}))
+def qr(a, mode="reduced"):
+    """QR decomposition as ``numpy.linalg.qr``: ``mode`` 'reduced' (``Q, R``, Q of shape
+    (M, K), K = min(M, N)), 'r' (``R`` alone), 'complete' (Q of shape (M, M)) or 'raw'
+    (LAPACK's ``h, tau``).
+
+    Gradients: 'reduced' and 'r' (one ``Qr`` kernel; the gradient needs M >= N); 'complete'
+    too where it equals 'reduced' (M <= N). For M > N the extra columns of a complete Q are
+    any orthonormal completion (not a function of ``a``), and 'raw' is LAPACK's storage:
+    their values are numpy's, and on a tensor an active tape records they raise (as
+    PyTorch's 'complete'), rather than give a gradient that is not one.
+    """
+    if mode not in ("reduced", "r", "complete", "raw"):
+        raise ValueError(f"qr: mode must be 'reduced', 'r', 'complete' or 'raw', got {mode!r}")
+    a = _matrix(a, "qr")
+    m, n = a.shape[-2:]
+    if mode == "raw" or (mode == "complete" and m > n):
+        from ..engine import tracks
+
+        if tracks(a):
+            raise ValueError(
+                f"qr: mode={mode!r} of a {m}x{n} matrix has no gradient ("
+                + ("LAPACK's raw storage" if mode == "raw" else "the extra columns of Q "
+                   "are any orthonormal completion")
+                + "), and this tensor is recorded by an active tape; use mode='reduced' "
+                "(or 'r'), or pass x.numpy() for numpy's values as constants"
+            )  # fmt: skip
+        out = np.linalg.qr(a._array, mode=mode)
+        return QRResult(Tensor(out[0]), Tensor(out[1])) if mode == "complete" else (
+            Tensor(np.asarray(out[0])), Tensor(np.asarray(out[1]))
+        )  # fmt: skip
+    q, r = run_kernel(K.QR, {"x": a})
+    return r if mode == "r" else QRResult(q, r)
 
 
 def pinv(a, rcond=None, hermitian=False) -> Tensor:

@@ -89,6 +89,78 @@ def mod(a, b) -> Tensor:
 remainder = mod
 
 
+def floor_divide(a, b) -> Tensor:
+    """``a // b``, as ``numpy.floor_divide`` (exact on integers; on floats numpy's
+    ``(a - a % b) / b`` rounding, so ``1.0 // 0.1`` is 9.0 as in numpy and Python).
+
+    Gradient 0 in both arguments: the result is piecewise constant (as autograd; PyTorch's
+    ``floor_divide`` has no derivative and raises).
+    """
+    a, b = binary_args(a, b, "floor_divide")
+    if a.dtype.kind == "b":
+        raise TypeError("floor_divide: bool tensors have no //; cast them to int or float first")
+    return run_kernel(K.FLOOR_DIV, {"a": a, "b": b})
+
+
+def divmod(a, b) -> tuple[Tensor, Tensor]:  # noqa: A001 - Python's and numpy's name
+    """``(a // b, a % b)``, as ``numpy.divmod``; gradients as ``floor_divide`` and ``mod``."""
+    return floor_divide(a, b), mod(a, b)
+
+
+def _bitwise(kernel: str, op: str, symbol: str):
+    def fn(a, b) -> Tensor:
+        a, b = binary_args(a, b, op)
+        if a.dtype.kind not in "biu":
+            raise TypeError(
+                f"{op} ({symbol}): expected bool or integer tensors, got {a.dtype}; on floats "
+                "it has no meaning (compare first, e.g. (x > 0) & (y < 1))"
+            )
+        return run_kernel(kernel, {"a": a, "b": b})
+
+    fn.__name__ = fn.__qualname__ = op
+    fn.__doc__ = (
+        f"``a {symbol} b`` as ``numpy.{op}``: logical on bool tensors, bitwise on integers; "
+        "no gradient (the result is bool or integer)."
+    )
+    return fn
+
+
+bitwise_and = _bitwise(K.BITWISE_AND, "bitwise_and", "&")
+bitwise_or = _bitwise(K.BITWISE_OR, "bitwise_or", "|")
+bitwise_xor = _bitwise(K.BITWISE_XOR, "bitwise_xor", "^")
+
+
+def invert(x) -> Tensor:
+    """``~x`` as ``numpy.invert``: logical not on bool tensors, bitwise not on integers; no
+    gradient. On a float tensor a TypeError (numpy's too)."""
+    x = as_tensor(x, "invert")
+    if x.dtype.kind not in "biu":
+        raise TypeError(
+            f"invert (~): expected a bool or integer tensor, got {x.dtype}; for a float "
+            "tensor's sign use -x, for a mask's complement ~(x > 0)"
+        )
+    return run_kernel(K.INVERT, {"x": x})
+
+
+bitwise_not = invert
+
+
+def _shift(kernel: str, op: str, symbol: str):
+    def fn(a, b) -> Tensor:
+        a, b = binary_args(a, b, op)
+        if a.dtype.kind not in "iu":
+            raise TypeError(f"{op} ({symbol}): expected integer tensors, got {a.dtype}")
+        return run_kernel(kernel, {"a": a, "b": b})
+
+    fn.__name__ = fn.__qualname__ = op
+    fn.__doc__ = f"``a {symbol} b`` on integer tensors, as ``numpy.{op}``; no gradient."
+    return fn
+
+
+left_shift = _shift(K.LEFT_SHIFT, "left_shift", "<<")
+right_shift = _shift(K.RIGHT_SHIFT, "right_shift", ">>")
+
+
 def exp2(x) -> Tensor:
     """``2 ** x`` (a composite: ``pow(2, x)``, exact at integers as numpy)."""
     x = as_tensor(x, "exp2")

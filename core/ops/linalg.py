@@ -70,9 +70,9 @@ def fused_matmul(
     shape ``(n,)``, ``activation`` one of ``FUSED_ACTIVATIONS``. One tape node per layer.
 
     Example:
-        >>> import tapeviz.core as core
+        >>> import tapeviz as tv
         >>> from tapeviz.core.ops.linalg import fused_matmul
-        >>> fused_matmul(core.ones((2, 3)), core.ones((3, 4)), core.ones(4), "relu").numpy()[0]
+        >>> fused_matmul(tv.ones((2, 3)), tv.ones((3, 4)), tv.ones(4), "relu").numpy()[0]
         array([4., 4., 4., 4.], dtype=float32)
     """
     d = a._data if type(a) in _TENSORS else None
@@ -131,7 +131,7 @@ from .decomp import (  # noqa: E402
     solve,
     svd,
 )
-from .norm import norm  # noqa: E402
+from .norm import matrix_norm, norm, vector_norm  # noqa: E402
 
 __all__ = ["matmul", "dot", "cholesky", "det", "eig", "eigh", "eigvalsh", "inv",
-           "matrix_power", "norm", "pinv", "qr", "slogdet", "solve", "svd"]  # fmt: skip
+           "matrix_power", "matrix_norm", "norm", "pinv", "vector_norm", "qr", "slogdet", "solve", "svd"]  # fmt: skip

@@ -46,9 +46,9 @@ def conv2d(x, filters, strides=1, padding: str = "valid") -> Tensor:
     """2-D convolution (cross-correlation). ``x``: (N, H, W, C); ``filters``: (KH, KW, C, O).
 
     Example:
-        >>> import tapeviz.core as core, numpy as np
-        >>> x = core.tensor(np.ones((1, 4, 4, 1), np.float32))
-        >>> core.conv2d(x, core.tensor(np.ones((3, 3, 1, 2), np.float32))).shape
+        >>> import tapeviz as tv, numpy as np
+        >>> x = tv.tensor(np.ones((1, 4, 4, 1), np.float32))
+        >>> tv.conv2d(x, tv.tensor(np.ones((3, 3, 1, 2), np.float32))).shape
         (1, 2, 2, 2)
     """
     x, w = as_tensor(x, "conv2d"), as_tensor(filters, "conv2d")
@@ -121,9 +121,9 @@ def softmax_cross_entropy_with_logits(labels, logits) -> Tensor:
     assume rows sum to 1); the result is a scalar.
 
     Example:
-        >>> import tapeviz.core as core
+        >>> import tapeviz as tv
         >>> from tapeviz.core.ops.nn import softmax_cross_entropy_with_logits as sce
-        >>> round(sce(core.tensor([[0.0, 1.0]]), core.tensor([[0.0, 0.0]])).item(), 4)
+        >>> round(sce(tv.tensor([[0.0, 1.0]]), tv.tensor([[0.0, 0.0]])).item(), 4)
         0.6931
     """
     z = as_tensor(logits, "softmax_cross_entropy_with_logits")

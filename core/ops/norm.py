@@ -70,8 +70,8 @@ def norm(x, ord=None, axis=None, keepdims=False) -> Tensor:  # noqa: A002 - nump
     zero spread. Max/min norms share the gradient evenly at ties.
 
     Example:
-        >>> import tapeviz.core as core
-        >>> float(core.linalg.norm(core.tensor([3.0, 4.0])))
+        >>> import tapeviz as tv
+        >>> float(tv.linalg.norm(tv.tensor([3.0, 4.0])))
         5.0
     """
     x = as_tensor(x, "norm")
@@ -95,3 +95,35 @@ def norm(x, ord=None, axis=None, keepdims=False) -> Tensor:  # noqa: A002 - nump
     if len(axes) == 2:
         return _matrix(x, ord, tuple(a % x.ndim for a in given), keepdims)
     raise ValueError(f"norm: axis must be an int or a pair, got {axis!r}")
+
+
+def _floating(x, op):
+    x = as_tensor(x, op)
+    return x if x.dtype.kind == "f" else cast(x, np.float64)
+
+
+def vector_norm(x, /, *, axis=None, keepdims=False, ord=2) -> Tensor:  # noqa: A002
+    """``numpy.linalg.vector_norm`` (the array API's): the ``ord`` vector norm over ``axis``
+    (None: every element; a tuple: those axes together, as one vector), any rank. Gradient
+    conventions as ``norm``'s."""
+    from .order import moveaxis
+    from .shape import reshape
+
+    x = _floating(x, "vector_norm")
+    axes = norm_axis(axis, x.ndim, "vector_norm")
+    axes = tuple(range(x.ndim)) if axes is None else axes
+    kept = tuple(1 if i in axes else n for i, n in enumerate(x.shape))
+    rest = tuple(n for i, n in enumerate(x.shape) if i not in axes)
+    count = math.prod(x.shape[i] for i in axes)
+    flat = reshape(moveaxis(x, axes, tuple(range(-len(axes), 0))), rest + (count,))
+    out = _vector(flat, ord, (flat.ndim - 1,), False)
+    return reshape(out, kept) if keepdims else out
+
+
+def matrix_norm(x, /, *, keepdims=False, ord="fro") -> Tensor:  # noqa: A002
+    """``numpy.linalg.matrix_norm`` (the array API's): the ``ord`` matrix norm of the last
+    two axes ('fro', 'nuc', 1, -1, 2, -2, inf, -inf), batched over the others."""
+    x = _floating(x, "matrix_norm")
+    if x.ndim < 2:
+        raise ValueError(f"matrix_norm: expected ndim >= 2, got shape {x.shape}")
+    return _matrix(x, ord, (x.ndim - 2, x.ndim - 1), keepdims)

@@ -202,8 +202,8 @@ def sort(a, axis=-1, kind=None, order=None, *, stable=None) -> Tensor:
     Ties keep numpy's stable order; each tied value still gets its own gradient.
 
     Example:
-        >>> import tapeviz.core as core
-        >>> core.grad(lambda x: core.sort(x)[0])(core.tensor([3.0, 1.0, 2.0])).numpy()
+        >>> import tapeviz as tv
+        >>> tv.grad(lambda x: tv.sort(x)[0])(tv.tensor([3.0, 1.0, 2.0])).numpy()
         array([0., 1., 0.], dtype=float32)
     """
     a = as_tensor(a, "sort")

@@ -137,7 +137,10 @@ def _normalize_key(key):
         if isinstance(k, (list, np.ndarray)):
             # a copy: the user's array may change after the forward pass; subok keeps a value
             # tv.jit is tracing traced (so the jit refuses it rather than bake it in)
+            was_list = isinstance(k, list)
             k = np.array(k, subok=True)
+            if was_list and k.size == 0 and k.dtype.kind == "f":  # x[[]]: numpy's intp
+                k = k.astype(np.intp)
             k.flags.writeable = False
             if k.dtype.kind not in "iub":
                 raise TypeError(f"getitem: index arrays must be int or bool, got {k.dtype}")

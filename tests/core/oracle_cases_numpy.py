@@ -112,6 +112,11 @@ case("logaddexp[inf]", K.LOG_ADD_EXP, tv.logaddexp, anp.logaddexp,
      np.array([-np.inf, 800.0, 1.0]), np.array([0.5, 799.0, -np.inf]), argnums=(0, 1), hvp=False)  # fmt: skip
 case("fmax[nan]", K.SELECT, tv.fmax, anp.fmax, np.array([np.nan, 1.0, 2.0]),
      np.array([0.5, np.nan, -1.0]), argnums=(0, 1), hvp=False)  # fmt: skip
+case("floor_divide[2,3][3]", K.FLOOR_DIV, tv.floor_divide, anp.floor_divide, rand(2, 3) * 5,
+     rand(3, lo=0.5, hi=2), argnums=(0, 1),
+     note="piecewise constant: gradient 0 (autograd: no gradient, i.e. 0; PyTorch: none)")  # fmt: skip
+case("floor_divide[op]", K.FLOOR_DIV, lambda a, b: a // b, anp.floor_divide, rand(4) * 5,
+     rand(4, lo=-2, hi=-0.5), argnums=(0, 1))  # fmt: skip
 case("mod[op]", K.MOD, lambda a, b: a % b, lambda a, b: a % b, rand(4) * 5, rand(4, lo=0.5, hi=2),
      argnums=(0, 1))  # fmt: skip
 

@@ -74,6 +74,50 @@ for shape in [(4,), (2, 3), (0,), ()]:
     )
 
 
+# bitwise ops (logical on bool): no gradient; bool and integer operands, broadcast, size 0
+BITWISE = {
+    K.BITWISE_AND: (lambda a, b: a & b, np.bitwise_and),
+    K.BITWISE_OR: (lambda a, b: a | b, np.bitwise_or),
+    K.BITWISE_XOR: (lambda a, b: a ^ b, np.bitwise_xor),
+}
+for kernel, (tv_fn, np_fn) in BITWISE.items():
+    for sa, sb in SHAPES:
+        a, b = _RNG.integers(-3, 4, sa), _RNG.integers(-3, 4, sb)
+        FORWARD_CASES.append(
+            ForwardCase(
+                f"{kernel}{list(sa)}{list(sb)}",
+                kernel,
+                tv_fn,
+                np_fn,
+                (a, b),
+                (np.bool_, np.int32, np.int64, np.uint8),
+            )  # fmt: skip
+        )
+SHIFTS = {
+    K.LEFT_SHIFT: (lambda a, b: a << b, np.left_shift),
+    K.RIGHT_SHIFT: (lambda a, b: a >> b, np.right_shift),
+}
+for kernel, (tv_fn, np_fn) in SHIFTS.items():
+    for sa, sb in SHAPES:
+        a, b = _RNG.integers(-50, 50, sa), _RNG.integers(0, 5, sb)
+        FORWARD_CASES.append(
+            ForwardCase(
+                f"{kernel}{list(sa)}{list(sb)}", kernel, tv_fn, np_fn, (a, b), (np.int32, np.int64)
+            )
+        )
+for shape in [(2, 3), (), (0,)]:
+    FORWARD_CASES.append(
+        ForwardCase(
+            f"{K.INVERT}{list(shape)}",
+            K.INVERT,
+            lambda a: ~a,
+            np.invert,
+            (_RNG.integers(-3, 4, shape),),
+            (np.bool_, np.int32, np.uint8),
+        )  # fmt: skip
+    )
+
+
 def check_forward(case: ForwardCase, backend: str, dtype) -> None:
     """tapeviz's value on ``backend`` with operands in ``dtype`` equals numpy's, exactly
     (shape, dtype and every element, NaN comparisons and signed zeros included); in a tape

@@ -317,3 +317,27 @@ def test_forgetting_super_init_and_bad_options():
         Configurable(None, None, num_outputs=0)
     with pytest.raises(ValueError, match="num_memory_values must be an int >= 0"):
         Configurable(None, None, num_memory_values=-1)
+
+
+def test_backward_expecting_inputs_that_were_not_saved_names_the_flag():
+    class Product(tv.DifferentiableFunction):  # forgot save_inputs_for_backward=True
+        def forward(self, x, y):
+            return x * y
+
+        def backward(self, dy, compute_gradients, x, y):
+            return dy * y, dy * x
+
+    a, b = tv.tensor([1.0, 2.0]), tv.tensor([3.0, 4.0])
+    with pytest.raises(GradientError) as info:
+        tv.grads(lambda a, b: tv.sum(Product()(a, b)))(a, b)
+    msg = str(info.value)
+    assert "Product.backward(dy, compute_gradients, x, y) cannot take the 2 arguments" in msg
+    assert "(dLdY1, compute_gradients)" in msg and "save_inputs_for_backward=True" in msg
+
+    class Saved(Product):
+        def __init__(self):
+            super().__init__(save_inputs_for_backward=True)
+
+    ga, gb = tv.grads(lambda a, b: tv.sum(Saved()(a, b)))(a, b)
+    np.testing.assert_array_equal(ga.numpy(), [3.0, 4.0])
+    np.testing.assert_array_equal(gb.numpy(), [1.0, 2.0])

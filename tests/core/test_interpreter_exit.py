@@ -4,6 +4,7 @@ that raises prints its traceback and nothing else."""
 
 from __future__ import annotations
 
+import gc
 import sys
 
 import numpy as np
@@ -17,13 +18,19 @@ def test_tensor_del_needs_no_module_global(monkeypatch):
     """At interpreter exit module globals become None before the last tensors die."""
     unraisable = []
     monkeypatch.setattr(sys, "unraisablehook", unraisable.append)
-    x = core.tensor(np.ones(3))
-    x_id, before = x.id, core.memory()["num_tensors"]
-    monkeypatch.setattr(_TENSOR_MODULE, "_LIVE", None)  # as the shutdown leaves it
-    del x
-    monkeypatch.undo()
+    gc.collect()  # an earlier test's garbage collected below would change the count
+    gc.disable()
+    try:
+        x = core.tensor(np.ones(3))
+        x_id, before = x.id, core.memory()["num_tensors"]
+        monkeypatch.setattr(_TENSOR_MODULE, "_LIVE", None)  # as the shutdown leaves it
+        del x
+        monkeypatch.undo()
+        count = core.memory()["num_tensors"]
+    finally:
+        gc.enable()
     assert unraisable == []
-    assert core.memory()["num_tensors"] == before - 1  # it still left the live count
+    assert count == before - 1  # it still left the live count
     assert x_id not in _TENSOR_MODULE._LIVE
 
 

@@ -107,7 +107,20 @@ def test_dispose_and_disposed_error_message():
     t.dispose()  # disposing twice is harmless
 
 
-def test_memory_counts_tensors_bytes_and_saved_bytes():
+@pytest.fixture
+def no_collector():
+    """Exact counts of tv.memory() (global: every live tensor and tape) hold only while no
+    earlier test's garbage is collected in between: collect it first, then hold the
+    collector off."""
+    gc.collect()
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
+
+
+def test_memory_counts_tensors_bytes_and_saved_bytes(no_collector):
     base = core.memory()
     a = core.tensor(np.zeros(100, np.float32))
     now = core.memory()

@@ -1,5 +1,7 @@
 """Optimizers: update rules against numpy references, minimize, apply_gradients, errors."""
 
+import gc
+
 import numpy as np
 import pytest
 
@@ -77,12 +79,17 @@ def test_minimize_var_list_trains_only_those():
 
 
 def test_minimize_releases_the_tape():
+    # measured against its own start (tv.memory() counts every live tape and tensor, an
+    # earlier test's garbage too): 20 steps leave no tape, no saved value, no tensor behind
     w = tv.variable(np.ones((50, 50), np.float32))
+    gc.collect()
     before = tv.memory()
     for _ in range(20):
         optim.Adam(0.01).minimize(lambda: tv.sum(tv.tanh(w @ w)))
     after = tv.memory()
-    assert after["saved_bytes"] == 0 and after["num_tensors"] <= before["num_tensors"]
+    assert after["saved_bytes"] <= before["saved_bytes"]
+    assert after["num_tapes"] <= before["num_tapes"]
+    assert after["num_tensors"] <= before["num_tensors"]
 
 
 def test_apply_gradients_pairs_and_none():
@@ -113,11 +120,13 @@ def test_no_trainable_variables_is_an_error():
 
 def test_loss_must_be_a_scalar():
     w = tv.variable([1.0, 2.0])
+    gc.collect()  # tapes an earlier test left in reference cycles: not this test's
+    before = tv.memory()["saved_bytes"]
     with pytest.raises(ValueError, match=r"must return a scalar, got a tensor of shape \(2,\)"):
         optim.RMSProp().minimize(lambda: w * 2)
     with pytest.raises(TypeError, match="must return a scalar Tensor, got float"):
         optim.SGD().minimize(lambda: 1.0)
-    assert tv.memory()["saved_bytes"] == 0
+    assert tv.memory()["saved_bytes"] <= before  # the failed steps released their tapes
 
 
 def test_get_and_bad_learning_rate():

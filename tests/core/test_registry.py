@@ -21,6 +21,12 @@ NOT_DIFFERENTIABLE = {
     K.EQUAL,
     K.NOT_EQUAL,
     K.ONE_HOT,
+    K.BITWISE_AND,
+    K.BITWISE_OR,
+    K.BITWISE_XOR,
+    K.INVERT,
+    K.LEFT_SHIFT,
+    K.RIGHT_SHIFT,
 }
 PRIMITIVES = sorted(v for k, v in vars(K).items() if k.isupper() and isinstance(v, str))
 
@@ -218,3 +224,24 @@ def test_multi_output_kernel_returns_a_tuple():
         "Split", {"x": core.tensor([1.0, 2.0, 3.0])}, {"axis": 0, "sizes": (1, 2)}
     )
     assert isinstance(parts, tuple) and [p.shape for p in parts] == [(1,), (2,)]
+
+
+def test_register_gradient_for_an_unknown_kernel_raises_naming_the_nearest():
+    """A typo ("Reul") would register a gradient nothing runs: it raises, naming the nearest
+    registered kernels (difflib), and leaves the registry as it was."""
+    before = set(gradient_table())
+    with pytest.raises(KeyError, match=r"no kernel named 'Reul'.*did you mean 'Relu'"):
+        core.register_gradient("Reul", lambda dy, s, a: {"x": lambda: dy})
+    with pytest.raises(KeyError, match=r"did you mean 'MatrixInverse'"):
+        core.register_gradient("MatrixInvrse", lambda dy, s, a: {})
+    with pytest.raises(KeyError, match=r"register the kernel first") as info:
+        core.register_gradient("Qwxyz", lambda dy, s, a: {})
+    assert "did you mean" not in str(info.value)
+    assert not str(info.value).startswith('"')  # the message as written, not quoted
+    assert set(gradient_table()) == before
+    core.register_kernel("Cube27", "numpy", _cube)  # registered first: accepted
+    try:
+        core.register_gradient("Cube27", lambda dy, s, a: {"x": lambda: dy * 3 * s[0] ** 2}, ["x"])
+    finally:
+        core.unregister_gradient("Cube27")
+        core.unregister_kernel("Cube27", "numpy")

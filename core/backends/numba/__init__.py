@@ -10,10 +10,10 @@ Nothing compiles at import: numba compiles a kernel (or loads it from its disk c
 took, apart from run time.
 
 Example:
-    >>> import tapeviz.core as core
+    >>> import tapeviz as tv
     >>> from tapeviz.core.backends import numba as nb
-    >>> with core.backend("numba"):
-    ...     y = core.sum(core.ones((300, 300)), axis=0)
+    >>> with tv.backend("numba"):
+    ...     y = tv.sum(tv.ones((300, 300)), axis=0)
     >>> float(y.numpy()[0])
     300.0
     >>> "Tanh" in nb.delegated_kernels()
@@ -95,13 +95,13 @@ def use_compiled_elementwise(on: bool = True) -> None:
     ``settings.num_threads`` > 1 they can win on large arrays.
 
     Example:
-        >>> import tapeviz.core as core
+        >>> import tapeviz as tv
         >>> from tapeviz.core.backends import numba as nb
         >>> nb.use_compiled_elementwise()
-        >>> core.get_kernel("Add", "numba").delegates_to is None
+        >>> tv.get_kernel("Add", "numba").delegates_to is None
         True
         >>> nb.use_compiled_elementwise(False)
-        >>> core.get_kernel("Add", "numba").delegates_to
+        >>> tv.get_kernel("Add", "numba").delegates_to
         'numpy'
     """
     for name, fn in elementwise.COMPILED.items():
@@ -154,3 +154,8 @@ def compile_report() -> CompileReport:
         True
     """
     return report(dispatchers())
+
+
+# importing this module registers the backend (core/__init__.py imports it on first use)
+if not _DELEGATIONS:
+    register()

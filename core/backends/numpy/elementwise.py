@@ -8,15 +8,25 @@ import numpy as np
 
 from ... import kernel_names as K
 
-try:  # scipy's erf and expit are one vectorised pass; the fallbacks are exact but slower
-    from scipy.special import erf as _erf
-    from scipy.special import expit as _expit
-except ImportError:  # pragma: no cover - depends on the environment
-    _erf_scalar = np.vectorize(math.erf, otypes=[np.float64])
-    _expit = None
+_SPECIAL: list = []  # [(erf, expit)] once loaded: scipy.special is imported on first use
 
-    def _erf(x):
-        return _erf_scalar(x).astype(x.dtype, copy=False)
+
+def _special():
+    """scipy's erf and expit (one vectorised pass each), imported the first time a kernel
+    needs them (``import tapeviz`` must not pay scipy's 150 ms); without scipy an exact but
+    slower erf and no expit."""
+    if not _SPECIAL:
+        try:
+            from scipy.special import erf, expit
+        except ImportError:  # pragma: no cover - depends on the environment
+            scalar = np.vectorize(math.erf, otypes=[np.float64])
+            erf, expit = (lambda x: scalar(x).astype(x.dtype, copy=False)), None
+        _SPECIAL.append((erf, expit))
+    return _SPECIAL[0]
+
+
+def _erf(x):
+    return _special()[0](x)
 
 
 _SELU_ALPHA = 1.6732632423543772
@@ -32,8 +42,9 @@ def _sigmoid(x):
             np.exp(y, out=y)
         y += 1
         return np.reciprocal(y, out=y)
-    if _expit is not None and x.dtype.kind == "f":  # scipy computes float16 in float32
-        return _expit(x).astype(x.dtype, copy=False)
+    expit = _special()[1] if x.dtype.kind == "f" else None
+    if expit is not None:  # scipy computes float16 in float32
+        return expit(x).astype(x.dtype, copy=False)
     # exp of -|x| never overflows
     e = np.exp(-np.abs(x))
     return np.where(x >= 0, 1 / (1 + e), e / (1 + e)).astype(x.dtype, copy=False)

@@ -1,5 +1,6 @@
 """numpy kernels: hyperbolic and inverse trig functions, exp/log variants, rounding, and the
-binary ``arctan2``, ``logaddexp``, ``logaddexp2``, ``hypot``, ``mod`` (numpy broadcasting)."""
+binary ``arctan2``, ``logaddexp``, ``logaddexp2``, ``hypot``, ``mod``, ``floor_divide`` and the
+bitwise ``&``, ``|``, ``^``, ``~``, ``<<``, ``>>`` (numpy broadcasting)."""
 
 from __future__ import annotations
 
@@ -42,4 +43,11 @@ KERNELS = {
     K.LOG_ADD_EXP2: _binary(np.logaddexp2),
     K.HYPOT: _binary(np.hypot),
     K.MOD: _binary(np.mod),
+    K.FLOOR_DIV: _binary(np.floor_divide),
+    K.BITWISE_AND: _binary(np.bitwise_and),
+    K.BITWISE_OR: _binary(np.bitwise_or),
+    K.BITWISE_XOR: _binary(np.bitwise_xor),
+    K.INVERT: lambda i, a: np.asarray(np.invert(i["x"])),
+    K.LEFT_SHIFT: _binary(np.left_shift),
+    K.RIGHT_SHIFT: _binary(np.right_shift),
 }
