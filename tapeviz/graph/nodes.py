@@ -51,6 +51,8 @@ def tensor_node(t: dict, opts) -> str:
     fill, border, extra, tag = TENSOR_STYLES[t["role"]]
     attrs = {"shape": "box", "style": "rounded,filled", "fillcolor": fill, "color": border}
     attrs.update(extra)
+    if t["role"] == "output":
+        attrs["class"] = "tv-output"  # the widget opens on it when the graph cannot fit
     spec = [("title", t["name"] or "", tag)] if (t["name"] or tag) else []
     spec.append(_shape_line(t))
     if opts.show_values and t["value"] is not None:
