@@ -41,6 +41,7 @@ class Options:
     has_backward: bool = False
     html: bool = True  # HTML-like labels (system dot); False: plain text (wasm)
     expand: frozenset = frozenset()  # collapsed groups drawn op by op (group ids)
+    merge: bool | None = None  # merge runs of identical groups: always, never, None: when many
 
 
 class _Out:
@@ -76,7 +77,11 @@ def build_parts(data, opts: Options) -> tuple[str, set]:
         drawn = len(data.ops) if opts.mode != "backward" else 0
         drawn += len(data.backward_ops) if opts.mode != "forward" else 0
         collapsed = drawn > opts.max_nodes
-    plan = _collapse.plan(data, opts.max_nodes, expand=opts.expand) if collapsed else None
+    plan = (
+        _collapse.plan(data, opts.max_nodes, merge_repeats=opts.merge, expand=opts.expand)
+        if collapsed
+        else None
+    )
     if opts.mode in ("forward", "both"):
         (_collapse.draw_forward if plan else _forward)(data, opts, out, plan)
     if opts.mode in ("backward", "both"):

@@ -118,6 +118,10 @@ def group_node(grp: dict, opts) -> str:
     saved = f" {DOT} saved {fmt_bytes(grp['saved_bytes'])}" if grp["saved_bytes"] else ""
     spec = [("title", grp["label"], None), ("text", f"{grp['n_ops']} ops{saved}", None)]
     spec.append(("text", grp["summary"], GREY["text"]))
+    if grp.get("reads"):
+        names = grp["reads"]
+        more = f" +{len(names) - 4}" if len(names) > 4 else ""
+        spec.append(("text", "reads " + ", ".join(names[:4]) + more, GREY["text"]))
     if grp.get("same_as"):
         spec.append(("text", "\u2261 identical to " + grp["same_as"], SHADE["reddish_purple"]))
     attrs["tooltip"] = f"{grp['label']}: {grp['n_ops']} ops (collapsed)"

@@ -139,7 +139,7 @@ def _sent(w) -> list:
 
 
 def test_widget_answers_the_views_requests_for_pictures_and_details():
-    tape = scoped_tape(blocks=10, ops_per_block=8)
+    tape = scoped_tape(blocks=3, ops_per_block=24)
     w = tv.GraphWidget(tape, engine="wasm")
     sent = _sent(w)
     gid = re.findall(r"<title>(c\d+)</title>", w.svg)[0]
@@ -170,7 +170,7 @@ def test_in_a_kernel_the_widget_draws_the_neighbouring_views_while_idle(monkeypa
     # the work-ahead budget is kernel seconds: on a busy machine it would end before every
     # group is drawn; what is tested here is which pictures, not how fast
     monkeypatch.setattr(widget_module, "AHEAD_S", 1e9)
-    w = tv.GraphWidget(scoped_tape(blocks=10, ops_per_block=8), engine="wasm")
+    w = tv.GraphWidget(scoped_tape(blocks=3, ops_per_block=24), engine="wasm")
     sent = _sent(w)
     groups = re.findall(r"<title>(c\d+)</title>", w.svg)
     opened = {state_key("forward", True, False, "auto", "", [g]) for g in groups}
@@ -202,7 +202,7 @@ def test_in_a_kernel_the_widget_draws_the_neighbouring_views_while_idle(monkeypa
 
 
 def test_widget_opens_big_tapes_collapsed_and_expands_on_request():
-    tape = scoped_tape(blocks=10, ops_per_block=8)
+    tape = scoped_tape(blocks=3, ops_per_block=24)
     w = tv.GraphWidget(tape)
     assert len(tape.nodes) > 60 and w.collapse == "auto"
     groups = re.findall(r"<title>(c\d+)</title>", w.svg)
