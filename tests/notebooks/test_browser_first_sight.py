@@ -11,7 +11,9 @@ the keys again at a window 800 px wide, the static ``show_graph`` key, and the m
 inspector's graph against its box.
 
 Goals (asserted): at least a third of the nodes drawn in view, at least 15% of the canvas
-covered, the output in view, labels >= 11 px, no key cut. Figures:
+covered, the output in view, labels >= 11 px, no widget key cut at 1400 or 800 px, the
+static picture not cut at 1400 px (at 800 px it scrolls: recorded, not asserted), the
+memory inspector's graph inside its box at both widths. Figures:
 test-artifacts/first_sight.json; screenshots: test-artifacts/browser/first-*.png.
 """
 
@@ -141,6 +143,14 @@ CUT_JS = """(root) => Array.from(root.querySelectorAll(SEL)).filter(
   (e) => e.className + ' ' + e.scrollWidth + '>' + e.clientWidth)"""
 
 
+# the memory inspector's graph drawn wider than its box (its box may hide the overflow)
+SVG_OVER_JS = """(root) => Array.from(root.querySelectorAll('.tv-mem-graph')).filter((g) => {
+  const svg = g.querySelector('svg');
+  return svg && svg.getBoundingClientRect().right > g.getBoundingClientRect().right + 1;
+}).map((g) => 'graph ' + Math.round(g.querySelector('svg').getBoundingClientRect().width)
+  + ' px wide in a ' + Math.round(g.getBoundingClientRect().width) + ' px box')"""
+
+
 def _cut(locator, selector: str) -> list:
     return locator.evaluate(CUT_JS.replace("SEL", json.dumps(selector)))
 
@@ -178,7 +188,7 @@ def _static_and_memory(page, width: int) -> dict:
     shot(code_cell(page, STATIC), f"first-static-both-{width}")
     mem = code_cell(page, MEMORY).locator(".jp-OutputArea-output").first
     mem.scroll_into_view_if_needed()
-    out["memory boxes cut"] = _cut(mem, "div, .tv-graph .tv-key")
+    out["memory boxes cut"] = _cut(mem, ".tv-mem-graph") + mem.evaluate(SVG_OVER_JS)
     shot(code_cell(page, MEMORY), f"first-memory-{width}")
     return out
 
@@ -219,9 +229,9 @@ def test_first_sight(lab_server, lab_page):
         if v["key_cut"]:
             problems.append(f"{name}: the key is cut at 1400 px")
     problems += [f"key cut at 800 px: {c}" for c in figures["keys cut, 800 px"]]
-    for width in (1400, 800):
+    if figures["static and memory, 1400 px"]["static key/picture cut"]:
+        problems.append("static show_graph picture (and its key) cut at 1400 px")
+    for width in (1400, 800):  # at 800 px a static picture scrolls: not asserted (figures)
         seen = figures[f"static and memory, {width} px"]
-        if seen["static key/picture cut"]:
-            problems.append(f"static show_graph picture cut at {width} px")
         problems += [f"memory inspector at {width} px: {c}" for c in seen["memory boxes cut"]]
     assert not problems, "\n".join(problems) + f"\n(screenshots in {SCREENSHOTS})"
