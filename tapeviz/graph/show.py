@@ -97,6 +97,7 @@ NOT_SHOWN = (
 
 FIT_PT = 720.0  # a notebook's output width, in points
 BIG_OPS = 60  # a static picture of more ops than this is drawn grouped
+FEW_OPS = 6  # ... and one of at most this many forward ops never is
 
 
 def fit_width(svg: str, max_pt: float = FIT_PT, min_scale: float = LEGIBLE_SCALE) -> str:
@@ -162,7 +163,11 @@ class GraphView:
         drawn += len(self.data.backward_ops) if mode != "forward" else 0
         # op by op (as chosen, then top-down), grouped, merged; past BIG_OPS too wide, slow
         steps = [(None, None, None), (None, None, "TB")] if drawn <= BIG_OPS else []
-        for collapse, merge, rankdir in steps + [(True, False, None), (True, True, None)]:
+        if len(self.data.ops) > FEW_OPS:  # a few ops read best one by one, scrolled if wide
+            steps += [(True, False, None), (True, True, None)]
+        if not steps:
+            return opts
+        for collapse, merge, rankdir in steps:
             choice = dict(opts, collapse=collapse, merge=merge, rankdir=rankdir)
             dot = to_dot(self.data, html_labels=html_labels, **choice)
             svg = render_svg(dot, engine=self.engine)
