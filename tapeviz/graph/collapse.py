@@ -228,7 +228,7 @@ def draw_forward(data, opts, out, plan) -> None:
     folded = _fold_ends(data, og, tensors)
     in_cluster = set()
     for grp in plan["groups"]:
-        grp["reads"] = [folded_name(tensors[t]) for t, g in folded.items() if g == grp["id"]]
+        grp["reads"] = [folded_name(tensors[t]) for t, g in folded.items() if grp["id"] in g]
         if not grp["expanded"]:
             out.scoped[""].append(group_node(grp, opts))
         elif opts.mode != "both":  # "both" levels ops with their gradients: no clusters
@@ -286,15 +286,16 @@ def folded_name(t: dict) -> str:
 
 
 def _fold_ends(data, og: dict, tensors: dict) -> dict:
-    """``{tensor id: group id}``: the inputs and variables that only one collapsed group
-    reads; the group names them (``reads W0, b0``) instead of a node of their own each."""
+    """``{tensor id: {group ids}}``: the inputs and variables that only collapsed groups
+    read; each of those groups names them (``reads W0, b0``) instead of a node of their own
+    with an edge to every reader (an RNN's weights, read by each turn)."""
     readers = defaultdict(set)
     for e in data.edges:
         t = tensors.get(e["src"])
         if t is not None and not t["producer"] and t["role"] in ("input", "variable"):
             readers[t["id"]].add(og.get(e["dst"], e["dst"]))
     groups = set(og.values())
-    return {t: next(iter(r)) for t, r in readers.items() if len(r) == 1 and next(iter(r)) in groups}
+    return {t: r for t, r in readers.items() if r <= groups}
 
 
 def _expanded_cluster(grp: dict, ops: dict, opts, out) -> str:

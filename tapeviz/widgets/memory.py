@@ -103,8 +103,14 @@ class TapeMemoryPanel(W.VBox):
                 from tapeviz.graph import render_svg
 
                 # the table and charts say what was saved: the graph only shows where, so it
-                # leaves out values and the key and fits the width of its box (CSS)
-                svg = render_svg(self._graph._data, show_values=False, legend=False, rankdir="TB")
+                # leaves out values, saved boxes and the key, to fit the width of its box
+                svg = render_svg(
+                    self._graph._data,
+                    show_values=False,
+                    show_saved=False,
+                    legend=False,
+                    rankdir="TB",
+                )
                 return {"graph_svg": svg}
             except Exception as e:
                 return {"graph_html": error_html("graph could not be drawn", e)}
