@@ -104,7 +104,7 @@ def build_parts(data, opts: Options) -> tuple[str, set]:
     _emit_scopes(out.scoped, lines, opts)
     lines += out.edges
     if opts.legend:
-        lines.extend(legend(out.present, opts))
+        lines.extend(legend(out.present, opts, rankdir))
     lines.append("}")
     return "\n".join(lines), out.present
 

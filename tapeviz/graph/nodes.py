@@ -214,11 +214,12 @@ def legend_entries(present: set) -> list[list[str]]:
     return out
 
 
-def legend(present: set, opts) -> list[str]:
+def legend(present: set, opts, rankdir: str = "TB") -> list[str]:
     """Statements for a compact legend under the graph.
 
     HTML labels: a graph label (it takes no place in the layout), ``LEGEND_COLUMNS`` entries
-    a row. Plain labels (wasm): a block of sample nodes, ``LEGEND_COLUMNS`` a rank.
+    a row. Plain labels (wasm): a block of sample nodes, ``LEGEND_COLUMNS`` a row (a rank
+    top-down, a chain left-right: ``rankdir``).
     """
     entries = _legend_entries(present)
     if opts.html:
@@ -253,9 +254,16 @@ def legend(present: set, opts) -> list[str]:
     lines.append(f'"legend_edges" [shape=plaintext, fontsize={MIN_PT}, label="{words}\\l"]')
     ids.append("legend_edges")
     rows = [ids[i : i + LEGEND_COLUMNS] for i in range(0, len(ids), LEGEND_COLUMNS)]
-    for row in rows:
-        lines.append("{rank=same; " + "; ".join(attr(i) for i in row) + "}")
-    for a, b in zip(rows, rows[1:]):
-        lines.append(f"{attr(a[0])} -> {attr(b[0])} [style=invis]")
+    if rankdir in ("LR", "RL"):  # ranks run across: a row is a chain, its columns a rank
+        for row in rows:
+            lines += [f"{attr(a)} -> {attr(b)} [style=invis]" for a, b in zip(row, row[1:])]
+        columns = [[row[k] for row in rows if k < len(row)] for k in range(LEGEND_COLUMNS)]
+        for col in columns if len(rows) > 1 else ():
+            lines.append("{rank=same; " + "; ".join(attr(i) for i in col) + "}")
+    else:
+        for row in rows:
+            lines.append("{rank=same; " + "; ".join(attr(i) for i in row) + "}")
+        for a, b in zip(rows, rows[1:]):
+            lines.append(f"{attr(a[0])} -> {attr(b[0])} [style=invis]")
     lines.append("}")
     return lines
