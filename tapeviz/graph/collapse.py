@@ -281,8 +281,8 @@ def draw_forward(data, opts, out, plan) -> None:
         out.edges.append(plain_edge(src, dst, nbytes))
 
 
-def folded_name(t: dict) -> str:
-    return t["name"] or t["id"]
+def folded_name(t: dict) -> str | None:
+    return t["name"]
 
 
 def _fold_ends(data, og: dict, tensors: dict) -> dict:

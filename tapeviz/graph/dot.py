@@ -199,6 +199,7 @@ def _step_cluster(step, bops, accum, opts, out) -> str:
 
 def _backward(data, opts, out, plan):
     tensors = {t["id"]: t for t in data.tensors}
+    ops = {op["id"]: op for op in data.ops}
     bops = {op["id"]: op for op in data.backward_ops}
     accum = _accumulators(data)
     both = opts.mode == "both"
@@ -208,7 +209,7 @@ def _backward(data, opts, out, plan):
         else:
             out.scoped[""].append(_step_cluster(step, bops, accum, opts, out))
     for g in data.grad_tensors:
-        name = (tensors.get(g["of"]) or {}).get("name") or g["of"]
+        name = _tensor_words(tensors.get(g["of"]), ops) or g["of"]
         out.scoped[""].append(grad_node(g, name, opts))
         out.present.add(("tensor", "gradient"))
         if both and g["of"] in tensors:  # a gradient level with the tensor it belongs to
@@ -225,6 +226,16 @@ def _backward(data, opts, out, plan):
             first = step["backward_ops"][0] if step["backward_ops"] else f"b{step['op']}"
             out.present.add(("edge", "grad_link"))
             out.edges.append(_cross_link("grad_link", step["op"], first, bops, opts))
+
+
+def _tensor_words(t: dict | None, ops: dict) -> str | None:
+    """A tensor as a person names it: its name, else "<op> out" (``Sub out``), not ``t105``."""
+    if t is None:
+        return None
+    if t["name"]:
+        return t["name"]
+    op = ops.get(t["producer"]) if t["producer"] else None
+    return f"{op['label']} out" if op else None
 
 
 def _step_row(step, bops, accum, opts, out) -> None:

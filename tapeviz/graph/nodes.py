@@ -118,10 +118,13 @@ def group_node(grp: dict, opts) -> str:
     saved = f" {DOT} saved {fmt_bytes(grp['saved_bytes'])}" if grp["saved_bytes"] else ""
     spec = [("title", grp["label"], None), ("text", f"{grp['n_ops']} ops{saved}", None)]
     spec.append(("text", grp["summary"], GREY["text"]))
-    if grp.get("reads"):
-        names = grp["reads"]
-        more = f" +{len(names) - 4}" if len(names) > 4 else ""
-        spec.append(("text", "reads " + ", ".join(names[:4]) + more, GREY["text"]))
+    if grp.get("reads"):  # names, not ids: the unnamed ones counted
+        names = [n for n in grp["reads"] if n]
+        unnamed = len(grp["reads"]) - len(names)
+        words = ", ".join(names[:4]) + (f" +{len(names) - 4}" if len(names) > 4 else "")
+        if unnamed:
+            words += (" and " if words else "") + f"{unnamed} unnamed"
+        spec.append(("text", "reads " + words, GREY["text"]))
     if grp.get("same_as"):
         spec.append(("text", "\u2261 identical to " + grp["same_as"], SHADE["reddish_purple"]))
     attrs["tooltip"] = f"{grp['label']}: {grp['n_ops']} ops (collapsed)"
