@@ -83,6 +83,8 @@ def plan(
         grp["same_as"] = seen.get(sig) if len(sig) > 1 and not grp.get("chunk") else None
         if grp["same_as"] == grp["label"]:
             grp["same_as"] = "the one before"
+        elif grp["same_as"] and grp["same_as"].startswith(grp.get("base", "\0") + " \u00b7 "):
+            grp["same_as"] = grp["same_as"][len(grp["base"]) + 3 :]  # "turn 1/6"
         seen.setdefault(sig, grp["label"])
         grp["expanded"] = grp["id"] in expand
         for m in grp["members"] if grp["expanded"] else ():
@@ -123,13 +125,13 @@ def _code_groups(loose: list[dict]) -> list[dict]:
     for op in loose:
         line = _line_of(op)
         if op["style"] != "builtin":  # a custom op, an override: the user's own, in sight
-            runs.append((None, [op]))
+            runs.append((None, []))  # ends the run; not in any group, not a turn's end
         elif runs and line is not None and runs[-1][0] == line:
             runs[-1][1].append(op)
         else:
             runs.append((line, [op]))
     statements = []
-    for line, ops in runs:
+    for line, ops in (r for r in runs if r[1]):
         p = _period([o["kernel"] for o in ops])
         statements += [(line, ops[i : i + p]) for i in range(0, len(ops), p)]
     turns: list[list] = []  # a turn of a loop ends where the line goes back
@@ -143,7 +145,11 @@ def _code_groups(loose: list[dict]) -> list[dict]:
     out = []
     for i, turn in enumerate(turns):
         looped = len(turn) > 1 and sigs[i] in sigs[max(i - 1, 0) : i] + sigs[i + 1 : i + 2]
-        parts = [turn] if looped else [[s] for s in turn]
+        n = len(sigs[i - 1]) if i else 0
+        if not looped and n > 1 and sigs[i][:n] == sigs[i - 1]:  # the last turn, then on
+            parts = [turn[:n]] + [[s] for s in turn[n:]]
+        else:
+            parts = [turn] if looped else [[s] for s in turn]
         for part in parts:
             ops = [op for _, stmt in part for op in stmt]
             if part[0][0] is None or len(ops) < 2:
@@ -157,6 +163,15 @@ def _code_groups(loose: list[dict]) -> list[dict]:
             for op in ops:
                 _add(grp, op)
             out.append(grp)
+    i = 0
+    while i < len(out):  # the turns of a loop: the same code, numbered
+        j = i
+        while j + 1 < len(out) and out[j + 1]["label"] == out[i]["label"]:
+            j += 1
+        for k in range(i, j + 1) if j > i else ():
+            out[k]["base"] = out[k]["label"]
+            out[k]["label"] += f" \u00b7 turn {k - i + 1}/{j - i + 1}"
+        i = j + 1
     return out
 
 
@@ -191,7 +206,9 @@ def _merge_repeats(ordered: list[dict], op_group: dict, expand=()) -> list[dict]
 def _absorb(run: dict, grp: dict, op_group: dict) -> None:
     run["repeat"] += 1
     run["id"] = "m" + run["_first_id"][1:]
-    if run["_first"] == grp["label"]:  # the turns of a loop: the same code each time
+    if run.get("base") is not None and run["base"] == grp.get("base"):  # a loop's turns
+        run["label"] = f"{grp['base']} (\u00d7{run['repeat']} identical)"
+    elif run["_first"] == grp["label"]:  # the same name scope each time
         run["label"] = f"{grp['label']} (\u00d7{run['repeat']} identical)"
     else:
         run["label"] = f"{run['_first']} \u2026 {grp['label']} (\u00d7{run['repeat']} identical)"
