@@ -164,13 +164,14 @@ def _forward(data, opts, out, plan):
 def _accumulators(data) -> dict:
     """Backward op id -> name of the tensor whose gradient shares it summed."""
     tensors = {t["id"]: t for t in data.tensors}
+    ops = {op["id"]: op for op in data.ops}
     producer = {e["dst"]: e["src"] for e in data.backward_edges if e["src"].startswith("n")}
     out = {}
     for step in data.backward_steps:
         for g in step["grads"]:
             if g["total"] and g["total"] in producer:
-                t = tensors.get(g["tensor"], {})
-                out[producer[g["total"]]] = t.get("name") or g["tensor"]
+                words = _tensor_words(tensors.get(g["tensor"]), ops)
+                out[producer[g["total"]]] = words or g["tensor"]
     return out
 
 
