@@ -214,6 +214,8 @@ def _keys_cut(page) -> list:
     cut = []
     for i in range(1, 1 + 2 * len(GRAPHS)):
         cut += [f"cell {i}: {c}" for c in _cut(_graph(page, i), ".tv-key")]
+    _graph(page, 6).scroll_into_view_if_needed()
+    shot(code_cell(page, 6), "first-custom_grad-both-800")
     return cut
 
 
