@@ -24,7 +24,7 @@ from .render import render_dot, resolve_engine
 from .show import fit_width
 
 __all__ = [
-    "OP_SYMBOLS", "LessonGraph", "caller_names", "lesson_data", "lesson_graph",
+    "OP_SYMBOLS", "LessonGraph", "caller_names", "derived_name", "lesson_data", "lesson_graph",
     "lesson_min_scale", "tensor_names",
 ]  # fmt: skip
 
@@ -47,13 +47,54 @@ def caller_names(depth: int = 2) -> dict:
     return names
 
 
+_INFIX = {"+", "−", "×", "÷", "@", "^"}
+_NAME_CHARS = 16  # a longer expression is called "<op> out"
+
+
+def derived_name(node, names: dict) -> str:
+    """What to call an unnamed intermediate that ``node`` made, not ``t315``: the expression
+    it computes from named inputs when short (``x1w1 + x2w2``, ``tanh(n)``), else
+    ``<op> out`` (``Add out``)."""
+    sym = OP_SYMBOLS.get(node.kernel)
+    args = [names.get(t.id) for t in node.inputs.values()]
+    if sym and all(a and not a.endswith((" out", " in")) for a in args):
+        text = None
+        if sym in _INFIX and len(args) == 2:
+            text = f"{args[0]} {sym} {args[1]}"
+        elif len(args) == 1 and sym[0].isalpha():
+            text = f"{sym}({args[0]})"
+        if text and len(text) <= _NAME_CHARS:
+            return text
+    return f"{node.label} out"
+
+
+def leaf_name(node, slot: str, watched=None) -> str:
+    """An unnamed leaf that ``node`` reads as ``slot``: a one-element constant by its value
+    (``2``), else the slot when it says what the value is (``labels``), else ``<op> input``;
+    an unnamed watched input or variable (``watched``: the tape's) keeps ``t<id>``."""
+    t = node.inputs[slot]
+    d = t._data
+    if watched is not None and (t.id in watched or hasattr(t, "trainable")):
+        return f"t{t.id}"  # an input or variable the user left unnamed: its id, not a value
+    if d is not None and d.size == 1 and d.dtype.kind in "biuf":
+        return f"{d.item():g}"
+    return slot if len(slot) >= 3 and slot.isidentifier() else f"{node.label} input"
+
+
 def tensor_names(tape, frame_names: dict) -> dict:
     """``{tensor.id: name}`` for every tensor on ``tape``: its ``name``, else the variable it
-    is bound to (``frame_names``: ``{id(tensor object): name}``), else ``t<id>``."""
+    is bound to (``frame_names``: ``{id(tensor object): name}``), else the expression that
+    made it or ``<op> out`` (``derived_name``); a leaf nothing names, by what reads it
+    (``leaf_name``)."""
     out = {}
     for node in tape.nodes:
-        for t in list(node.inputs.values()) + list(node.outputs):
-            out.setdefault(t.id, t.name or frame_names.get(id(t)) or f"t{t.id}")
+        for slot, t in node.inputs.items():
+            out.setdefault(
+                t.id, t.name or frame_names.get(id(t)) or leaf_name(node, slot, tape.watched)
+            )
+        for t in node.outputs:
+            if t.id not in out:
+                out[t.id] = t.name or frame_names.get(id(t)) or derived_name(node, out)
     return out
 
 
@@ -115,7 +156,8 @@ def lesson_data(
         "inputs": [tensor ids], "outputs": [tensor ids]}]}``; ``grad`` is None where none
         flowed.
     """
-    names = names or tensor_names(tape, {})
+    names = dict(names or {})
+    names.update({k: v for k, v in tensor_names(tape, {}).items() if k not in names})
     grads = _buggy_grads(tape) if accumulation_bug else _grads(tape)
     tensors, ops = {}, []
     for node in tape.nodes:

@@ -69,8 +69,12 @@ def op_node(op: dict, opts, accumulates: str | None = None, css: str = "") -> st
         attrs["class"] = css  # an SVG class: the widget finds a gradient op's forward op
     attrs.update(extra)
     gradient = op["style"] == "gradient"
-    spec = [("title", f"{PARTIAL} {op['kernel']}" if gradient else op["label"], None)]
-    if op["label"] != op["kernel"] and not gradient:
+    fused = op.get("fusion")  # a fused kernel: the op the user called, its fusion below
+    name = op["label"] if fused else op["kernel"]
+    spec = [("title", f"{PARTIAL} {name}" if gradient else op["label"], None)]
+    if fused and fused != op["label"]:
+        spec.append(("text", "fused " + fused, GREY["text"]))
+    elif op["label"] != op["kernel"] and not gradient and not fused:
         spec.append(("text", "kernel " + op["kernel"], GREY["text"]))
     if tag:
         spec.append(("text", tag, SHADE["reddish_purple"]))
