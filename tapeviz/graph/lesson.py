@@ -196,16 +196,17 @@ def _esc(text: str) -> str:
     return text
 
 
-def lesson_min_scale(font_size: float, base_pt: float = 14.0) -> float:
+def lesson_min_scale(font_size: float) -> float:
     """How far a display may shrink a lesson graph drawn at ``font_size`` points: its text
-    stays >= 11 CSS px at the default 14 pt, and a larger font (a lecture hall's) keeps its
-    advantage, so a wide lesson graph fits the output's width instead of being cut off.
+    stays >= 11 CSS px. A lecture hall's font (28 pt) may shrink further than the default
+    14 pt, so a wide slide fits the output's width (00's slide was cut at "grac") and keeps
+    text larger than a 14 pt graph's at its limit.
 
     Example:
         >>> round(lesson_min_scale(14), 3), round(lesson_min_scale(28), 3)
-        (0.589, 0.589)
+        (0.589, 0.295)
     """
-    return min(1.0, 11.0 / (min(font_size, base_pt) * 4 / 3))
+    return min(1.0, 11.0 / (font_size * 4 / 3))
 
 
 class LessonGraph:
