@@ -47,8 +47,25 @@ def caller_names(depth: int = 2) -> dict:
     return names
 
 
-_INFIX = {"+", "−", "×", "÷", "@", "^"}
-_NAME_CHARS = 16  # a longer expression is called "<op> out"
+_PREC = {"+": 1, "−": 1, "×": 2, "÷": 2, "@": 2, "^": 3}
+_INFIX = set(_PREC)
+
+
+def _paren(text: str, prec: int, right: bool) -> str:
+    """``text`` as an operand of an operator binding ``prec``: in parentheses when its own
+    loosest operator (outside parentheses) binds less, or as much on the right side
+    (``(a × b + c) × f``, ``a − (b − c)``)."""
+    depth, loosest = 0, None
+    for word in text.split(" "):
+        depth += word.count("(") - word.count(")")
+        if depth == 0 and word in _PREC:
+            loosest = min(loosest or 9, _PREC[word])
+    if loosest is not None and (loosest < prec or (right and loosest == prec)):
+        return f"({text})"
+    return text
+
+
+_NAME_CHARS = 24  # a longer expression is called "<op> out"
 
 
 def derived_name(node, names: dict) -> str:
@@ -60,7 +77,8 @@ def derived_name(node, names: dict) -> str:
     if sym and all(a and not a.endswith((" out", " in")) for a in args):
         text = None
         if sym in _INFIX and len(args) == 2:
-            text = f"{args[0]} {sym} {args[1]}"
+            a, b = (_paren(x, _PREC[sym], right) for x, right in zip(args, (False, True)))
+            text = f"{a} {sym} {b}"
         elif len(args) == 1 and sym[0].isalpha():
             text = f"{sym}({args[0]})"
         if text and len(text) <= _NAME_CHARS:
@@ -81,12 +99,12 @@ def leaf_name(node, slot: str, watched=None) -> str:
     return slot if len(slot) >= 3 and slot.isidentifier() else f"{node.label} input"
 
 
-def tensor_names(tape, frame_names: dict) -> dict:
+def tensor_names(tape, frame_names: dict, given: dict | None = None) -> dict:
     """``{tensor.id: name}`` for every tensor on ``tape``: its ``name``, else the variable it
     is bound to (``frame_names``: ``{id(tensor object): name}``), else the expression that
     made it or ``<op> out`` (``derived_name``); a leaf nothing names, by what reads it
-    (``leaf_name``)."""
-    out = {}
+    (``leaf_name``). ``given``: ``{tensor.id: name}`` that win over all of these."""
+    out = dict(given or {})
     for node in tape.nodes:
         for slot, t in node.inputs.items():
             out.setdefault(
@@ -156,8 +174,7 @@ def lesson_data(
         "inputs": [tensor ids], "outputs": [tensor ids]}]}``; ``grad`` is None where none
         flowed.
     """
-    names = dict(names or {})
-    names.update({k: v for k, v in tensor_names(tape, {}).items() if k not in names})
+    names = tensor_names(tape, {}, given=names)
     grads = _buggy_grads(tape) if accumulation_bug else _grads(tape)
     tensors, ops = {}, []
     for node in tape.nodes:
