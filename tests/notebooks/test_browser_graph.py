@@ -147,7 +147,7 @@ def _record(out, name, values):
 PANEL_SNAP = "root.querySelector('.tv-panel').textContent"
 ZOOM_SNAP = "root.querySelector('.tv-canvas').style.transform"
 SEARCH_SNAP = "root.querySelector('.tv-found').textContent"
-GC_SNAP = "root.querySelector('.tv-gc-grid')"
+GC_SNAP = "root.querySelector('.tv-gc-grid').innerHTML"  # its plots are replaced, not it
 # the node the stepper's graph marks "current" (written in the node, or a marker on it)
 CURRENT_SNAP = (
     "(Array.from(root.querySelectorAll('.tv-canvas g.node'))"
