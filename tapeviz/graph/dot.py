@@ -63,6 +63,14 @@ class _Out:
             for a, b in zip(ids, ids[1:]):  # a flat edge puts its tail left of its head
                 self.scoped[scope].append(f"{attr(a)} -> {attr(b)} [style=invis]")
 
+    def move_after(self, node_id: str, after: str) -> None:
+        """In the row holding both, draw ``node_id`` right after ``after``."""
+        for _, ids in self.ranks.values():
+            if node_id in ids and after in ids:
+                ids.remove(node_id)
+                ids.insert(ids.index(after) + 1, node_id)
+                return
+
 
 def build(data, opts: Options) -> str:
     """DOT text for ``data`` drawn with ``opts``."""
@@ -215,10 +223,14 @@ def _backward(data, opts, out, plan):
         out.present.add(("tensor", "gradient"))
         if both and g["of"] in tensors:  # a gradient level with the tensor it belongs to
             out.level(g["of"], "", g["id"])
+    if both:
+        _between_shares(data, accum, bops, out)
+    above = _anchors_above(data, out) if both else None
     for e in data.backward_edges:
-        if e["kind"] != "saved":  # in "both" the ranks are the forward graph's: edges run back
-            extra = {"constraint": "false"} if both else {}
-            out.edges.append(plain_edge(e["src"], e["dst"], e["bytes"], **extra))
+        if e["kind"] != "saved" and both:  # the ranks are the forward graph's: edges run back
+            out.edges.append(_level_edge(e, above))
+        elif e["kind"] != "saved":
+            out.edges.append(plain_edge(e["src"], e["dst"], e["bytes"]))
         elif both and opts.show_saved:  # a backward op reading a saved forward value
             out.present.add(("edge", "saved_read"))
             out.edges.append(_cross_link("saved_read", e["src"], e["dst"], bops, opts))
@@ -227,6 +239,52 @@ def _backward(data, opts, out, plan):
             first = step["backward_ops"][0] if step["backward_ops"] else f"b{step['op']}"
             out.present.add(("edge", "grad_link"))
             out.edges.append(_cross_link("grad_link", step["op"], first, bops, opts))
+
+
+def _between_shares(data, accum: dict, bops: dict, out) -> None:
+    """A tensor used twice gets gradient shares from two ops of one row and an op summing
+    them: drawn after the first share's op (and its total after the first share), its edges
+    cross none of the other share's (in the order they ran, the sum's edge from the first
+    share crossed the second op's)."""
+    producer = {e["dst"]: e["src"] for e in data.backward_edges if e["src"] in bops}
+    for acc in accum:
+        shares = [e["src"] for e in data.backward_edges if e["dst"] == acc]
+        shares = [g for g in shares if g in producer]
+        if not shares:
+            continue
+        out.move_after(acc, producer[shares[0]])
+        for e in data.backward_edges:
+            if e["src"] == acc:
+                out.move_after(e["dst"], shares[0])
+
+
+def _anchors_above(data, out) -> callable:
+    """``above(a, b)``: node ``a`` is drawn on a row above ``b`` in "both", because the
+    forward nodes they are level with are joined by a forward edge (tensor -> op, op ->
+    tensor); None when they are on one row or not next to each other."""
+    anchor = {i: a for a, (_, ids) in out.ranks.items() for i in ids}
+    forward = {(e["src"], e["dst"]) for e in data.edges}
+
+    def above(a, b):
+        pa, pb = anchor.get(a, a), anchor.get(b, b)
+        if (pa, pb) in forward:
+            return True
+        return False if (pb, pa) in forward else None
+
+    return above
+
+
+def _level_edge(e: dict, above) -> str:
+    """A backward edge in "both": gradients flow up the forward graph's rows, so an edge to
+    a row above is written from its head with ``dir=back`` and ranks the pair as the forward
+    edge between their rows does (dot then orders the rows to avoid crossing it); one along
+    a row, or between rows not next to each other, does not rank (``constraint=false``)."""
+    up = above(e["dst"], e["src"])
+    if up is None:
+        return plain_edge(e["src"], e["dst"], e["bytes"], constraint="false")
+    if up:
+        return plain_edge(e["dst"], e["src"], e["bytes"], dir="back")
+    return plain_edge(e["src"], e["dst"], e["bytes"])
 
 
 def _tensor_words(t: dict | None, ops: dict) -> str | None:
