@@ -224,7 +224,7 @@ def _backward(data, opts, out, plan):
         if both and g["of"] in tensors:  # a gradient level with the tensor it belongs to
             out.level(g["of"], "", g["id"])
     if both:
-        _between_shares(data, accum, bops, out)
+        _row_order(data, accum, bops, out)
     above = _anchors_above(data, out) if both else None
     for e in data.backward_edges:
         if e["kind"] != "saved" and both:  # the ranks are the forward graph's: edges run back
@@ -241,12 +241,17 @@ def _backward(data, opts, out, plan):
             out.edges.append(_cross_link("grad_link", step["op"], first, bops, opts))
 
 
-def _between_shares(data, accum: dict, bops: dict, out) -> None:
-    """A tensor used twice gets gradient shares from two ops of one row and an op summing
-    them: drawn after the first share's op (and its total after the first share), its edges
-    cross none of the other share's (in the order they ran, the sum's edge from the first
-    share crossed the second op's)."""
+def _row_order(data, accum: dict, bops: dict, out) -> None:
+    """The order of a row's gradient ops: one that reads another of its row right after it
+    (a Pow's gradient: b - 1, a ** (b - 1), the products), so that the flat edges do not
+    arc over each other; a tensor used twice gets shares from two ops of one row and an op
+    summing them: drawn after the first share's op (and its total after the first share),
+    its edges cross none of the other share's (in the order they ran, the sum's edge from
+    the first share crossed the second op's)."""
     producer = {e["dst"]: e["src"] for e in data.backward_edges if e["src"] in bops}
+    for e in data.backward_edges:  # a gradient op reading another of its row: right after it
+        if e["src"] in bops and e["dst"] in bops:
+            out.move_after(e["dst"], e["src"])
     for acc in accum:
         shares = [e["src"] for e in data.backward_edges if e["dst"] == acc]
         shares = [g for g in shares if g in producer]

@@ -3,9 +3,10 @@
 The picture is laid out (system dot when present, else Graphviz in WebAssembly) and every
 drawn edge between two backward nodes (gradient ops, gradient tensors) is read back from the
 SVG as a polyline; two such edges that share no end and intersect are a crossing. Before,
-the backward edges ran against the forward ranks unconstrained (01's tape: 3 crossings, an
-MLP with a reused tensor: more); now an edge to a row above ranks as the forward edge between
-the rows does, and the sum of a reused tensor's shares sits between them.
+the backward edges ran against the forward ranks unconstrained and each row kept the order
+its ops ran in (01's tape: 2 crossings, the README's: 1); now an edge to a row above ranks
+as the forward edge between the rows does, a gradient op follows the one of its row it
+reads, and the sum of a reused tensor's shares sits between them.
 """
 
 from __future__ import annotations
@@ -94,9 +95,10 @@ def _mlp(layers: int):  # a hand-written MLP: h = tanh(h @ W + b) in a loop, a s
 
 
 @pytest.mark.parametrize("engine", ["auto", "wasm"])
-@pytest.mark.parametrize("case", ["tour", "mlp2", "mlp3"])
+@pytest.mark.parametrize("case", ["tour", "readme", "mlp2", "mlp3"])
 def test_the_static_both_picture_has_no_crossings_between_backward_edges(case, engine):
-    tape = {"tour": _tour, "mlp2": lambda: _mlp(2), "mlp3": lambda: _mlp(3)}[case]()
+    cases = {"tour": _tour, "readme": _readme, "mlp2": lambda: _mlp(2), "mlp3": lambda: _mlp(3)}
+    tape = cases[case]()
     assert backward_crossings(tape, engine) == 0
 
 
@@ -105,3 +107,12 @@ def test_the_counter_sees_a_crossing():
     b = _polyline("M0,8C0,8 10,1 10,1")
     assert any(_cross(a[k], a[k + 1], b[j], b[j + 1]) for k in range(16) for j in range(16))
     assert not _cross((0, 0), (1, 0), (0, 1), (1, 1))
+
+
+def _readme():  # the README's ten lines: x @ w, tanh, ** 2 (a Pow's gradient: 4 ops), sum
+    x = tv.tensor([0.5, -1.0, 2.0], name="x")
+    w = tv.variable([[0.5, -0.3], [0.1, 0.8], [-0.6, 0.2]], name="w")
+    with tv.Tape(persistent=True) as tape:
+        loss = tv.sum(tv.tanh(x @ w) ** 2)
+    tape.gradient(loss, [x, w])
+    return tape
