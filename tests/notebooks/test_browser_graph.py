@@ -208,8 +208,8 @@ def _measure_latency(page, out):
     _record(out, "gradcheck: eps slider step", latencies(page, gc, keys, GC_SNAP, 12))
     keys = [("ArrowRight", ".noUi-handle@@3"), ("ArrowLeft", ".noUi-handle@@3")]
     _record(out, "gradcheck: range slider step", latencies(page, gc, keys, GC_SNAP, 8))
-    timing = gc.locator("small:has-text('updated in')")
-    out["gradcheck: kernel time of the last update"] = timing.last.inner_text()
+    # the kernel's time per update is no longer shown in the widget (it repainted the view
+    # on every reply, issue 23): the settled test measures what the view does instead
     mem = _cell(page, MEMORY).locator(".jp-OutputArea-output").first
     _record(
         out, "memory: select a row", latencies(page, mem, _memory_rows(mem), MEM_SNAP, 10, gap=1000)
