@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .records import meta, nbytes, op_record, tensor_value
+from .records import display_label, meta, nbytes, op_record, tensor_value
 
 
 class _Grads:
@@ -38,7 +38,7 @@ class _Grads:
             outs.append({"input": name, "tensor": f"t{x.id}", "grad": gid, "total": tid})
         return {
             "op": f"n{node.id}",
-            "label": node.label,
+            "label": display_label(node),
             "dy": dys,
             "grads": outs,
             "accumulated": sorted(step.accumulated),

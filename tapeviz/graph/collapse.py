@@ -3,6 +3,7 @@ repeated identical blocks (same kernel sequence) marked and, when consecutive, m
 
 from __future__ import annotations
 
+import linecache
 import math
 from collections import Counter, defaultdict
 
@@ -19,16 +20,24 @@ def _new_group(gid: str, label: str) -> dict:
     return {"id": gid, "label": label, "members": [], "kernels": [], "saved_bytes": 0}
 
 
-def plan(data, max_nodes: int = 300, depth: int = 1, merge_repeats: bool = True, expand=()) -> dict:
+def plan(
+    data, max_nodes: int = 300, depth: int = 1, merge_repeats=None, expand=(), structure=True
+) -> dict:
     """Group the forward ops of ``data`` so that at most about ``max_nodes // 2`` units remain.
 
     Args:
         data: GraphData.
         max_nodes: the node budget of the drawing.
         depth: how many scope levels name a group (``"a/b/c"`` with depth 1 -> ``"a"``).
-        merge_repeats: merge consecutive groups with the same kernel sequence into one node.
+        merge_repeats: merge consecutive groups with the same kernel sequence into one node:
+            True always, False never, None (the default) past the budget.
         expand: ids of groups to open (a click on a collapsed group): a group ``c<k>`` is
             drawn op by op, a merged run of identical blocks ``m<k>`` one node per block.
+        structure: ops outside any name scope are grouped by the code that recorded them:
+            one group per statement (the ops of one line, e.g. ``h @ W + b``; a custom op
+            stays a node of its own), a loop on
+            one line split into its turns, a loop body of several lines one group per
+            turn; without sources (or past the budget) they are chunked in tape order.
 
     Returns:
         ``{"op_group": {op id: group id}, "groups": [group dict]}``; ops missing from
@@ -36,36 +45,134 @@ def plan(data, max_nodes: int = 300, depth: int = 1, merge_repeats: bool = True,
         its members are missing from ``op_group``.
     """
     groups: dict[str, dict] = {}
-    op_group: dict[str, str] = {}
     loose = []
+    position = {op["id"]: i for i, op in enumerate(data.ops)}
     for op in data.ops:
         if not op["scope"]:
             loose.append(op)
             continue
         key = "/".join(op["scope"].split("/")[:depth])
-        grp = groups.setdefault(key, _new_group(f"c{len(groups)}", key))
-        grp["members"].append(op["id"])
-        grp["kernels"].append(op["kernel"])
-        grp["saved_bytes"] += op["saved_bytes"]
-        op_group[op["id"]] = grp["id"]
-    ordered = list(groups.values())
+        grp = groups.setdefault(key, _new_group("", key))
+        _add(grp, op)
     target = max(min(max_nodes // 2, 60), 8)
-    if merge_repeats and len(loose) + len(ordered) > target:
+    ordered, rest = list(groups.values()), loose
+    if structure:
+        found = _code_groups(loose)
+        grouped = {op["id"] for g in found for op in g["_ops"]}
+        rest = [op for op in loose if op["id"] not in grouped]
+        ordered += found
+    ordered.sort(key=lambda g: position[g["members"][0]])
+    op_group: dict[str, str] = {}
+    for i, grp in enumerate(ordered):
+        grp["id"] = f"c{i}"
+        for m in grp["members"]:
+            op_group[m] = grp["id"]
+    if merge_repeats or (merge_repeats is None and len(rest) + len(ordered) > target):
         ordered = _merge_repeats(ordered, op_group, expand)
-    if len(loose) + len(ordered) > target:
+    if structure and len(rest) + len(ordered) > target:  # too many for the code's shape
+        return plan(data, max_nodes, depth, merge_repeats, expand, structure=False)
+    if len(rest) + len(ordered) > target:
         budget = max(min(target - len(ordered), 24), 1)  # a chain reads best in few chunks
-        ordered += _chunk(loose, budget, op_group, len(ordered))
+        ordered += _chunk(rest, budget, op_group, len(ordered))
     seen = {}
     for grp in ordered:
+        grp.pop("_ops", None)
         sig = tuple(grp["kernels"])
         grp["n_ops"] = len(grp["members"])
         grp["summary"] = _summary(grp["kernels"])
         grp["same_as"] = seen.get(sig) if len(sig) > 1 and not grp.get("chunk") else None
+        if grp["same_as"] == grp["label"]:
+            grp["same_as"] = "the one before"
+        elif grp["same_as"] and grp["same_as"].startswith(grp.get("base", "\0") + " \u00b7 "):
+            grp["same_as"] = grp["same_as"][len(grp["base"]) + 3 :]  # "turn 1/6"
         seen.setdefault(sig, grp["label"])
         grp["expanded"] = grp["id"] in expand
         for m in grp["members"] if grp["expanded"] else ():
             del op_group[m]
     return {"op_group": op_group, "groups": ordered}
+
+
+def _add(grp: dict, op: dict) -> None:
+    grp["members"].append(op["id"])
+    grp["kernels"].append(op["kernel"])
+    grp["saved_bytes"] += op["saved_bytes"]
+
+
+def _line_of(op):
+    src = op.get("source") or {}
+    return (src.get("file"), src.get("line")) if src.get("line") else None
+
+
+def _period(kernels: list) -> int:
+    """The shortest repeating unit of ``kernels`` (a loop on one line), at least 2 ops."""
+    n = len(kernels)
+    for p in range(2, n // 2 + 1):
+        if n % p == 0 and all(kernels[i] == kernels[i % p] for i in range(n)):
+            return p
+    return n
+
+
+def _code_text(line, width: int = 34) -> str:
+    text = linecache.getline(line[0], line[1]).strip() if line[0] else ""
+    if not text:
+        return f"line {line[1]}"
+    return text if len(text) <= width else text[: width - 1] + "\u2026"
+
+
+def _code_groups(loose: list[dict]) -> list[dict]:
+    """Groups of the loose ops by the code that recorded them (see ``plan``)."""
+    runs: list = []  # (line, [ops]): consecutive ops recorded at one line
+    for op in loose:
+        line = _line_of(op)
+        if op["style"] != "builtin":  # a custom op, an override: the user's own, in sight
+            runs.append((None, []))  # ends the run; not in any group, not a turn's end
+        elif runs and line is not None and runs[-1][0] == line:
+            runs[-1][1].append(op)
+        else:
+            runs.append((line, [op]))
+    statements = []
+    for line, ops in (r for r in runs if r[1]):
+        p = _period([o["kernel"] for o in ops])
+        statements += [(line, ops[i : i + p]) for i in range(0, len(ops), p)]
+    turns: list[list] = []  # a turn of a loop ends where the line goes back
+    for line, ops in statements:
+        last = turns[-1][-1][0] if turns else None
+        if line and last and line[0] == last[0] and line[1] > last[1]:
+            turns[-1].append((line, ops))
+        else:
+            turns.append([(line, ops)])
+    sigs = [tuple(line for line, _ in t) for t in turns]
+    out = []
+    for i, turn in enumerate(turns):
+        looped = len(turn) > 1 and sigs[i] in sigs[max(i - 1, 0) : i] + sigs[i + 1 : i + 2]
+        n = len(sigs[i - 1]) if i else 0
+        if not looped and n > 1 and sigs[i][:n] == sigs[i - 1]:  # the last turn, then on
+            parts = [turn[:n]] + [[s] for s in turn[n:]]
+        else:
+            parts = [turn] if looped else [[s] for s in turn]
+        for part in parts:
+            ops = [op for _, stmt in part for op in stmt]
+            if part[0][0] is None or len(ops) < 2:
+                continue  # no source, or one op: drawn as it is
+            first, last = part[0][0], part[-1][0]
+            label = _code_text(first)
+            if last[1] != first[1]:
+                label = f"lines {first[1]}\u2013{last[1]}: {label}"
+            grp = _new_group("", label)
+            grp["_ops"] = ops
+            for op in ops:
+                _add(grp, op)
+            out.append(grp)
+    i = 0
+    while i < len(out):  # the turns of a loop: the same code, numbered
+        j = i
+        while j + 1 < len(out) and out[j + 1]["label"] == out[i]["label"]:
+            j += 1
+        for k in range(i, j + 1) if j > i else ():
+            out[k]["base"] = out[k]["label"]
+            out[k]["label"] += f" \u00b7 turn {k - i + 1}/{j - i + 1}"
+        i = j + 1
+    return out
 
 
 def _merge_repeats(ordered: list[dict], op_group: dict, expand=()) -> list[dict]:
@@ -99,7 +206,12 @@ def _merge_repeats(ordered: list[dict], op_group: dict, expand=()) -> list[dict]
 def _absorb(run: dict, grp: dict, op_group: dict) -> None:
     run["repeat"] += 1
     run["id"] = "m" + run["_first_id"][1:]
-    run["label"] = f"{run['_first']} \u2026 {grp['label']} (\u00d7{run['repeat']} identical)"
+    if run.get("base") is not None and run["base"] == grp.get("base"):  # a loop's turns
+        run["label"] = f"{grp['base']} (\u00d7{run['repeat']} identical)"
+    elif run["_first"] == grp["label"]:  # the same name scope each time
+        run["label"] = f"{grp['label']} (\u00d7{run['repeat']} identical)"
+    else:
+        run["label"] = f"{run['_first']} \u2026 {grp['label']} (\u00d7{run['repeat']} identical)"
     run["members"] += grp["members"]
     run["saved_bytes"] += grp["saved_bytes"]
     for m in run["members"]:
@@ -129,8 +241,11 @@ def draw_forward(data, opts, out, plan) -> None:
 
     og = plan["op_group"]
     ops = {op["id"]: op for op in data.ops}
+    tensors = {t["id"]: t for t in data.tensors}
+    folded = _fold_ends(data, og, tensors)
     in_cluster = set()
     for grp in plan["groups"]:
+        grp["reads"] = [folded_name(tensors[t]) for t, g in folded.items() if grp["id"] in g]
         if not grp["expanded"]:
             out.scoped[""].append(group_node(grp, opts))
         elif opts.mode != "both":  # "both" levels ops with their gradients: no clusters
@@ -142,8 +257,11 @@ def draw_forward(data, opts, out, plan) -> None:
             out.present.add(("op", op["style"]))
     out.present.add(("op", "group"))
     out.n_units += len(plan["groups"]) + sum(op["id"] not in og for op in data.ops)
-    tensors = {t["id"]: t for t in data.tensors}
-    ends = [t for t in data.tensors if t["role"] in ("input", "variable", "output")]
+    ends = [
+        t
+        for t in data.tensors
+        if t["role"] in ("input", "variable", "output") and t["id"] not in folded
+    ]
     show_ends = len(ends) <= 40
     hidden = [t for t in data.tensors if t["role"] == "constant" or not show_ends]
     for t in ends if show_ends else ():
@@ -151,7 +269,9 @@ def draw_forward(data, opts, out, plan) -> None:
         out.present.add(("tensor", t["role"]))
     if hidden:
         n_const = sum(t["role"] == "constant" for t in hidden)
-        text = f"collapsed: {n_const} constants, {len(hidden) - n_const} other tensors not drawn"
+        parts = [f"{n_const} constants"] if n_const else []
+        parts += [f"{len(hidden) - n_const} other tensors"] if len(hidden) > n_const else []
+        text = "not drawn: " + ", ".join(parts)
         out.scoped[""].append(
             f'"hidden" [shape=plaintext, class="tv-note", fontsize=9, label={attr(text)}]'
         )
@@ -163,6 +283,8 @@ def draw_forward(data, opts, out, plan) -> None:
             prod = src_t["producer"]
             if not prod and (src_t["role"] == "constant" or not show_ends):
                 continue
+            if src_t["id"] in folded:
+                continue  # drawn inside the one group that reads it
             src = og.get(prod, prod) if prod else src_t["id"]
         else:
             src = og.get(e["src"], e["src"])
@@ -174,6 +296,23 @@ def draw_forward(data, opts, out, plan) -> None:
             agg[(src, dst)] += e["bytes"]
     for (src, dst), nbytes in agg.items():
         out.edges.append(plain_edge(src, dst, nbytes))
+
+
+def folded_name(t: dict) -> str | None:
+    return t["name"]
+
+
+def _fold_ends(data, og: dict, tensors: dict) -> dict:
+    """``{tensor id: {group ids}}``: the inputs and variables that only collapsed groups
+    read; each of those groups names them (``reads W0, b0``) instead of a node of their own
+    with an edge to every reader (an RNN's weights, read by each turn)."""
+    readers = defaultdict(set)
+    for e in data.edges:
+        t = tensors.get(e["src"])
+        if t is not None and not t["producer"] and t["role"] in ("input", "variable"):
+            readers[t["id"]].add(og.get(e["dst"], e["dst"]))
+    groups = set(og.values())
+    return {t: r for t, r in readers.items() if r <= groups}
 
 
 def _expanded_cluster(grp: dict, ops: dict, opts, out) -> str:

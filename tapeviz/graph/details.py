@@ -61,6 +61,8 @@ def _op_rows(op: dict) -> list:
     rows = [["kernel", op["kernel"]], ["backend", op["backend"]], ["style", op["style"]]]
     if op["label"] != op["kernel"]:
         rows.append(["function", op["label"]])
+    if op.get("fusion"):
+        rows.append(["fused", f"{op['fusion']} in one kernel ({op['kernel']})"])
     if op["scope"]:
         rows.append(["scope", op["scope"]])
     src = op["source"]
@@ -133,22 +135,37 @@ def node_details(tape, data, node_id: str) -> dict:
         return det
     if node_id.startswith("n"):
         return _op_details(tape, item)
+    index = data.index()
     if node_id.startswith("g"):
-        rows = [["gradient of", item["of"]], ["kind", item["kind"]]]
+        of = _tensor_name(index.get(item["of"]), index) or item["of"]
+        rows = [["gradient of", of], ["kind", item["kind"]], ["id", node_id]]
         sec = [stats_section("gradient", tensors.get(int(node_id[1:])))]
-        title = f"gradient {node_id}"
+        title = f"\u2202 {of}"
         return {"id": node_id, "kind": "gradient", "title": title, "rows": rows, "sections": sec}
-    return _tensor_details(item, tensors)
+    return _tensor_details(item, tensors, index)
 
 
-def _tensor_details(item: dict, tensors: dict) -> dict:
-    rows = [["name", str(item["name"])], ["role", item["role"]]]
+def _tensor_name(t: dict | None, index: dict) -> str | None:
+    """A tensor as a person names it: its name (given, or the one the code assigned), else
+    ``<op> out`` (``Mul out``), not its id."""
+    if t is None:
+        return None
+    if t.get("name"):
+        return t["name"]
+    op = index.get(t.get("producer") or "")
+    return f"{op['label']} out" if op else None
+
+
+def _tensor_details(item: dict, tensors: dict, index: dict) -> dict:
+    name = _tensor_name(item, index)
+    rows = [["name", str(item["name"] or name)], ["role", item["role"]], ["id", item["id"]]]
     if item["producer"]:
-        rows.append(["made by", item["producer"]])
+        op = index.get(item["producer"])
+        rows.append(["made by", f"{op['label']} ({item['producer']})" if op else item["producer"]])
     if item["grad_shares"] > 1:
         rows.append(["gradient", f"sum of {item['grad_shares']} shares (tensor reused)"])
     sections = [stats_section("value", tensors.get(int(item["id"][1:])))]
     if item["grad_id"]:
         sections.append(stats_section("gradient", tensors.get(int(item["grad_id"][1:]))))
-    title = f"{item['name'] or 'tensor'} ({item['id']})"
+    title = name or f"tensor {item['id']}"
     return {"id": item["id"], "kind": "tensor", "title": title, "rows": rows, "sections": sections}

@@ -41,6 +41,7 @@ class Options:
     has_backward: bool = False
     html: bool = True  # HTML-like labels (system dot); False: plain text (wasm)
     expand: frozenset = frozenset()  # collapsed groups drawn op by op (group ids)
+    merge: bool | None = None  # merge runs of identical groups: always, never, None: when many
 
 
 class _Out:
@@ -62,6 +63,14 @@ class _Out:
             for a, b in zip(ids, ids[1:]):  # a flat edge puts its tail left of its head
                 self.scoped[scope].append(f"{attr(a)} -> {attr(b)} [style=invis]")
 
+    def move_after(self, node_id: str, after: str) -> None:
+        """In the row holding both, draw ``node_id`` right after ``after``."""
+        for _, ids in self.ranks.values():
+            if node_id in ids and after in ids:
+                ids.remove(node_id)
+                ids.insert(ids.index(after) + 1, node_id)
+                return
+
 
 def build(data, opts: Options) -> str:
     """DOT text for ``data`` drawn with ``opts``."""
@@ -76,7 +85,11 @@ def build_parts(data, opts: Options) -> tuple[str, set]:
         drawn = len(data.ops) if opts.mode != "backward" else 0
         drawn += len(data.backward_ops) if opts.mode != "forward" else 0
         collapsed = drawn > opts.max_nodes
-    plan = _collapse.plan(data, opts.max_nodes, expand=opts.expand) if collapsed else None
+    plan = (
+        _collapse.plan(data, opts.max_nodes, merge_repeats=opts.merge, expand=opts.expand)
+        if collapsed
+        else None
+    )
     if opts.mode in ("forward", "both"):
         (_collapse.draw_forward if plan else _forward)(data, opts, out, plan)
     if opts.mode in ("backward", "both"):
@@ -99,7 +112,7 @@ def build_parts(data, opts: Options) -> tuple[str, set]:
     _emit_scopes(out.scoped, lines, opts)
     lines += out.edges
     if opts.legend:
-        lines.extend(legend(out.present, opts))
+        lines.extend(legend(out.present, opts, rankdir))
     lines.append("}")
     return "\n".join(lines), out.present
 
@@ -159,13 +172,14 @@ def _forward(data, opts, out, plan):
 def _accumulators(data) -> dict:
     """Backward op id -> name of the tensor whose gradient shares it summed."""
     tensors = {t["id"]: t for t in data.tensors}
+    ops = {op["id"]: op for op in data.ops}
     producer = {e["dst"]: e["src"] for e in data.backward_edges if e["src"].startswith("n")}
     out = {}
     for step in data.backward_steps:
         for g in step["grads"]:
             if g["total"] and g["total"] in producer:
-                t = tensors.get(g["tensor"], {})
-                out[producer[g["total"]]] = t.get("name") or g["tensor"]
+                words = _tensor_words(tensors.get(g["tensor"]), ops)
+                out[producer[g["total"]]] = words or g["tensor"]
     return out
 
 
@@ -194,6 +208,7 @@ def _step_cluster(step, bops, accum, opts, out) -> str:
 
 def _backward(data, opts, out, plan):
     tensors = {t["id"]: t for t in data.tensors}
+    ops = {op["id"]: op for op in data.ops}
     bops = {op["id"]: op for op in data.backward_ops}
     accum = _accumulators(data)
     both = opts.mode == "both"
@@ -203,15 +218,19 @@ def _backward(data, opts, out, plan):
         else:
             out.scoped[""].append(_step_cluster(step, bops, accum, opts, out))
     for g in data.grad_tensors:
-        name = (tensors.get(g["of"]) or {}).get("name") or g["of"]
+        name = _tensor_words(tensors.get(g["of"]), ops) or g["of"]
         out.scoped[""].append(grad_node(g, name, opts))
         out.present.add(("tensor", "gradient"))
         if both and g["of"] in tensors:  # a gradient level with the tensor it belongs to
             out.level(g["of"], "", g["id"])
+    if both:
+        _row_order(data, accum, bops, out)
+    above = _anchors_above(data, out) if both else None
     for e in data.backward_edges:
-        if e["kind"] != "saved":  # in "both" the ranks are the forward graph's: edges run back
-            extra = {"constraint": "false"} if both else {}
-            out.edges.append(plain_edge(e["src"], e["dst"], e["bytes"], **extra))
+        if e["kind"] != "saved" and both:  # the ranks are the forward graph's: edges run back
+            out.edges.append(_level_edge(e, above))
+        elif e["kind"] != "saved":
+            out.edges.append(plain_edge(e["src"], e["dst"], e["bytes"]))
         elif both and opts.show_saved:  # a backward op reading a saved forward value
             out.present.add(("edge", "saved_read"))
             out.edges.append(_cross_link("saved_read", e["src"], e["dst"], bops, opts))
@@ -220,6 +239,67 @@ def _backward(data, opts, out, plan):
             first = step["backward_ops"][0] if step["backward_ops"] else f"b{step['op']}"
             out.present.add(("edge", "grad_link"))
             out.edges.append(_cross_link("grad_link", step["op"], first, bops, opts))
+
+
+def _row_order(data, accum: dict, bops: dict, out) -> None:
+    """The order of a row's gradient ops: one that reads another of its row right after it
+    (a Pow's gradient: b - 1, a ** (b - 1), the products), so that the flat edges do not
+    arc over each other; a tensor used twice gets shares from two ops of one row and an op
+    summing them: drawn after the first share's op (and its total after the first share),
+    its edges cross none of the other share's (in the order they ran, the sum's edge from
+    the first share crossed the second op's)."""
+    producer = {e["dst"]: e["src"] for e in data.backward_edges if e["src"] in bops}
+    for e in data.backward_edges:  # a gradient op reading another of its row: right after it
+        if e["src"] in bops and e["dst"] in bops:
+            out.move_after(e["dst"], e["src"])
+    for acc in accum:
+        shares = [e["src"] for e in data.backward_edges if e["dst"] == acc]
+        shares = [g for g in shares if g in producer]
+        if not shares:
+            continue
+        out.move_after(acc, producer[shares[0]])
+        for e in data.backward_edges:
+            if e["src"] == acc:
+                out.move_after(e["dst"], shares[0])
+
+
+def _anchors_above(data, out) -> callable:
+    """``above(a, b)``: node ``a`` is drawn on a row above ``b`` in "both", because the
+    forward nodes they are level with are joined by a forward edge (tensor -> op, op ->
+    tensor); None when they are on one row or not next to each other."""
+    anchor = {i: a for a, (_, ids) in out.ranks.items() for i in ids}
+    forward = {(e["src"], e["dst"]) for e in data.edges}
+
+    def above(a, b):
+        pa, pb = anchor.get(a, a), anchor.get(b, b)
+        if (pa, pb) in forward:
+            return True
+        return False if (pb, pa) in forward else None
+
+    return above
+
+
+def _level_edge(e: dict, above) -> str:
+    """A backward edge in "both": gradients flow up the forward graph's rows, so an edge to
+    a row above is written from its head with ``dir=back`` and ranks the pair as the forward
+    edge between their rows does (dot then orders the rows to avoid crossing it); one along
+    a row, or between rows not next to each other, does not rank (``constraint=false``)."""
+    up = above(e["dst"], e["src"])
+    if up is None:
+        return plain_edge(e["src"], e["dst"], e["bytes"], constraint="false")
+    if up:
+        return plain_edge(e["dst"], e["src"], e["bytes"], dir="back")
+    return plain_edge(e["src"], e["dst"], e["bytes"])
+
+
+def _tensor_words(t: dict | None, ops: dict) -> str | None:
+    """A tensor as a person names it: its name, else "<op> out" (``Sub out``), not ``t105``."""
+    if t is None:
+        return None
+    if t["name"]:
+        return t["name"]
+    op = ops.get(t["producer"]) if t["producer"] else None
+    return f"{op['label']} out" if op else None
 
 
 def _step_row(step, bops, accum, opts, out) -> None:

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import linecache
+import re
 from dataclasses import dataclass, field
 
 from tapeviz.core.tape import Tape
@@ -90,6 +92,7 @@ def extract(tape: Tape, value_limit: int = 16) -> GraphData:
     grads = gradients(tape, data, value_limit)
     _forward(tape, data, value_limit, grads)
     backward_ops(tape, data)
+    _names_from_code(data)
     data.meta = {
         "n_ops": len(data.ops),
         "n_tensors": len(data.tensors),
@@ -141,6 +144,36 @@ def _forward(tape, data, limit, grads):
             data.edges.append(_edge(op["id"], f"t{t.id}", str(i), t, None))
         data.ops.append(op)
     data.tensors = list(tensors.values())
+
+
+_ASSIGNED = re.compile(r"\s*([A-Za-z_]\w*)\s*(?::[^=]*)?=(?!=)")
+
+
+def _names_from_code(data) -> None:
+    """An unnamed tensor that a statement of the user's code assigned (``h = tanh(h @ W +
+    b)``, ``loss = mean(...)``) is called by that name (``name_from_code``: True): the
+    result of the statement's last op; a loop on one line names each turn's result."""
+    from .collapse import _line_of, _period
+
+    tensors = {t["id"]: t for t in data.tensors}
+    runs: list = []
+    for op in data.ops:
+        line = _line_of(op)
+        if runs and line is not None and runs[-1][0] == line:
+            runs[-1][1].append(op)
+        else:
+            runs.append((line, [op]))
+    for line, ops in runs:
+        if line is None or not line[0]:
+            continue
+        m = _ASSIGNED.match(linecache.getline(line[0], line[1]))
+        if m is None:
+            continue
+        p = _period([o["kernel"] for o in ops])
+        for last in ops[p - 1 :: p]:
+            out = tensors.get(last["outputs"][0]) if len(last["outputs"]) == 1 else None
+            if out is not None and not out["name"]:
+                out["name"], out["name_from_code"] = m.group(1), True
 
 
 def _edge(src, dst, name, t, dy) -> dict:

@@ -24,7 +24,7 @@ from .render import render_dot, resolve_engine
 from .show import fit_width
 
 __all__ = [
-    "OP_SYMBOLS", "LessonGraph", "caller_names", "lesson_data", "lesson_graph",
+    "OP_SYMBOLS", "LessonGraph", "caller_names", "derived_name", "lesson_data", "lesson_graph",
     "lesson_min_scale", "tensor_names",
 ]  # fmt: skip
 
@@ -47,13 +47,72 @@ def caller_names(depth: int = 2) -> dict:
     return names
 
 
-def tensor_names(tape, frame_names: dict) -> dict:
+_PREC = {"+": 1, "−": 1, "×": 2, "÷": 2, "@": 2, "^": 3}
+_INFIX = set(_PREC)
+
+
+def _paren(text: str, prec: int, right: bool) -> str:
+    """``text`` as an operand of an operator binding ``prec``: in parentheses when its own
+    loosest operator (outside parentheses) binds less, or as much on the right side
+    (``(a × b + c) × f``, ``a − (b − c)``)."""
+    depth, loosest = 0, None
+    for word in text.split(" "):
+        depth += word.count("(") - word.count(")")
+        if depth == 0 and word in _PREC:
+            loosest = min(loosest or 9, _PREC[word])
+    if loosest is not None and (loosest < prec or (right and loosest == prec)):
+        return f"({text})"
+    return text
+
+
+_NAME_CHARS = 24  # a longer expression is called "<op> out"
+
+
+def derived_name(node, names: dict) -> str:
+    """What to call an unnamed intermediate that ``node`` made, not ``t315``: the expression
+    it computes from named inputs when short (``x1w1 + x2w2``, ``tanh(n)``), else
+    ``<op> out`` (``Add out``)."""
+    sym = OP_SYMBOLS.get(node.kernel)
+    args = [names.get(t.id) for t in node.inputs.values()]
+    if sym and all(a and not a.endswith((" out", " in")) for a in args):
+        text = None
+        if sym in _INFIX and len(args) == 2:
+            a, b = (_paren(x, _PREC[sym], right) for x, right in zip(args, (False, True)))
+            text = f"{a} {sym} {b}"
+        elif len(args) == 1 and sym[0].isalpha():
+            text = f"{sym}({args[0]})"
+        if text and len(text) <= _NAME_CHARS:
+            return text
+    return f"{node.label} out"
+
+
+def leaf_name(node, slot: str, watched=None) -> str:
+    """An unnamed leaf that ``node`` reads as ``slot``: a one-element constant by its value
+    (``2``), else the slot when it says what the value is (``labels``), else ``<op> input``;
+    an unnamed watched input or variable (``watched``: the tape's) keeps ``t<id>``."""
+    t = node.inputs[slot]
+    d = t._data
+    if watched is not None and (t.id in watched or hasattr(t, "trainable")):
+        return f"t{t.id}"  # an input or variable the user left unnamed: its id, not a value
+    if d is not None and d.size == 1 and d.dtype.kind in "biuf":
+        return f"{d.item():g}"
+    return slot if len(slot) >= 3 and slot.isidentifier() else f"{node.label} input"
+
+
+def tensor_names(tape, frame_names: dict, given: dict | None = None) -> dict:
     """``{tensor.id: name}`` for every tensor on ``tape``: its ``name``, else the variable it
-    is bound to (``frame_names``: ``{id(tensor object): name}``), else ``t<id>``."""
-    out = {}
+    is bound to (``frame_names``: ``{id(tensor object): name}``), else the expression that
+    made it or ``<op> out`` (``derived_name``); a leaf nothing names, by what reads it
+    (``leaf_name``). ``given``: ``{tensor.id: name}`` that win over all of these."""
+    out = dict(given or {})
     for node in tape.nodes:
-        for t in list(node.inputs.values()) + list(node.outputs):
-            out.setdefault(t.id, t.name or frame_names.get(id(t)) or f"t{t.id}")
+        for slot, t in node.inputs.items():
+            out.setdefault(
+                t.id, t.name or frame_names.get(id(t)) or leaf_name(node, slot, tape.watched)
+            )
+        for t in node.outputs:
+            if t.id not in out:
+                out[t.id] = t.name or frame_names.get(id(t)) or derived_name(node, out)
     return out
 
 
@@ -115,7 +174,7 @@ def lesson_data(
         "inputs": [tensor ids], "outputs": [tensor ids]}]}``; ``grad`` is None where none
         flowed.
     """
-    names = names or tensor_names(tape, {})
+    names = tensor_names(tape, {}, given=names)
     grads = _buggy_grads(tape) if accumulation_bug else _grads(tape)
     tensors, ops = {}, []
     for node in tape.nodes:
@@ -154,16 +213,17 @@ def _esc(text: str) -> str:
     return text
 
 
-def lesson_min_scale(font_size: float, base_pt: float = 14.0) -> float:
+def lesson_min_scale(font_size: float) -> float:
     """How far a display may shrink a lesson graph drawn at ``font_size`` points: its text
-    stays >= 11 CSS px at the default 14 pt, and a larger font (a lecture hall's) keeps its
-    advantage, so a wide lesson graph fits the output's width instead of being cut off.
+    stays >= 11 CSS px. A lecture hall's font (28 pt) may shrink further than the default
+    14 pt, so a wide slide fits the output's width (00's slide was cut at "grac") and keeps
+    text larger than a 14 pt graph's at its limit.
 
     Example:
         >>> round(lesson_min_scale(14), 3), round(lesson_min_scale(28), 3)
-        (0.589, 0.589)
+        (0.589, 0.295)
     """
-    return min(1.0, 11.0 / (min(font_size, base_pt) * 4 / 3))
+    return min(1.0, 11.0 / (font_size * 4 / 3))
 
 
 class LessonGraph:

@@ -53,7 +53,7 @@ def unfuse(tape, data: dict, grads_of) -> dict:
 
 
 def _expand(tape, node, make, data, grads_of) -> list:
-    from .lesson import OP_SYMBOLS
+    from .lesson import OP_SYMBOLS, derived_name, leaf_name
 
     copies = {k: core.tensor(np.array(t._data)) for k, t in node.inputs.items()}
     with core.Tape() as sub:
@@ -65,11 +65,14 @@ def _expand(tape, node, make, data, grads_of) -> list:
     alias = {c.id: node.inputs[k].id for k, c in copies.items()}
     alias[out.id] = node.outputs[0].id
     grads = grads_of(sub) if step is not None else {}
-    for n in sub.nodes:  # an intermediate is named after the op that made it: "@ #16"
-        symbol = OP_SYMBOLS.get(n.kernel, str(n.label).lower())
-        for t in list(n.outputs) + list(n.inputs.values()):
+    names = {c: data["tensors"][t]["name"] for c, t in alias.items() if t in data["tensors"]}
+    for n in sub.nodes:  # an intermediate: what it computes ("x @ W"), else "<op> out"
+        for t in list(n.inputs.values()) + list(n.outputs):
             if t.id not in alias and t.id not in data["tensors"]:
-                data["tensors"][t.id] = {"name": f"{symbol} #{t.id}", "value": np.asarray(t._data),
+                out_ = any(t is o for o in n.outputs)
+                slot = next(k for k, v in n.inputs.items() if v is t) if not out_ else ""
+                names[t.id] = derived_name(n, names) if out_ else leaf_name(n, slot)
+                data["tensors"][t.id] = {"name": names[t.id], "value": np.asarray(t._data),
                                          "grad": grads.get(t.id)}  # fmt: skip
     return [
         {

@@ -51,6 +51,8 @@ def tensor_node(t: dict, opts) -> str:
     fill, border, extra, tag = TENSOR_STYLES[t["role"]]
     attrs = {"shape": "box", "style": "rounded,filled", "fillcolor": fill, "color": border}
     attrs.update(extra)
+    if t["role"] == "output":
+        attrs["class"] = "tv-output"  # the widget opens on it when the graph cannot fit
     spec = [("title", t["name"] or "", tag)] if (t["name"] or tag) else []
     spec.append(_shape_line(t))
     if opts.show_values and t["value"] is not None:
@@ -67,8 +69,12 @@ def op_node(op: dict, opts, accumulates: str | None = None, css: str = "") -> st
         attrs["class"] = css  # an SVG class: the widget finds a gradient op's forward op
     attrs.update(extra)
     gradient = op["style"] == "gradient"
-    spec = [("title", f"{PARTIAL} {op['kernel']}" if gradient else op["label"], None)]
-    if op["label"] != op["kernel"] and not gradient:
+    fused = op.get("fusion")  # a fused kernel: the op the user called, its fusion below
+    name = op["label"] if fused else op["kernel"]
+    spec = [("title", f"{PARTIAL} {name}" if gradient else op["label"], None)]
+    if fused and fused != op["label"]:
+        spec.append(("text", "fused " + fused, GREY["text"]))
+    elif op["label"] != op["kernel"] and not gradient and not fused:
         spec.append(("text", "kernel " + op["kernel"], GREY["text"]))
     if tag:
         spec.append(("text", tag, SHADE["reddish_purple"]))
@@ -116,6 +122,13 @@ def group_node(grp: dict, opts) -> str:
     saved = f" {DOT} saved {fmt_bytes(grp['saved_bytes'])}" if grp["saved_bytes"] else ""
     spec = [("title", grp["label"], None), ("text", f"{grp['n_ops']} ops{saved}", None)]
     spec.append(("text", grp["summary"], GREY["text"]))
+    if grp.get("reads"):  # names, not ids: the unnamed ones counted
+        names = [n for n in grp["reads"] if n]
+        unnamed = len(grp["reads"]) - len(names)
+        words = ", ".join(names[:4]) + (f" +{len(names) - 4}" if len(names) > 4 else "")
+        if unnamed:
+            words += (" and " if words else "") + f"{unnamed} unnamed"
+        spec.append(("text", "reads " + words, GREY["text"]))
     if grp.get("same_as"):
         spec.append(("text", "\u2261 identical to " + grp["same_as"], SHADE["reddish_purple"]))
     attrs["tooltip"] = f"{grp['label']}: {grp['n_ops']} ops (collapsed)"
@@ -208,11 +221,12 @@ def legend_entries(present: set) -> list[list[str]]:
     return out
 
 
-def legend(present: set, opts) -> list[str]:
+def legend(present: set, opts, rankdir: str = "TB") -> list[str]:
     """Statements for a compact legend under the graph.
 
     HTML labels: a graph label (it takes no place in the layout), ``LEGEND_COLUMNS`` entries
-    a row. Plain labels (wasm): a block of sample nodes, ``LEGEND_COLUMNS`` a rank.
+    a row. Plain labels (wasm): a block of sample nodes, ``LEGEND_COLUMNS`` a row (a rank
+    top-down, a chain left-right: ``rankdir``).
     """
     entries = _legend_entries(present)
     if opts.html:
@@ -247,9 +261,16 @@ def legend(present: set, opts) -> list[str]:
     lines.append(f'"legend_edges" [shape=plaintext, fontsize={MIN_PT}, label="{words}\\l"]')
     ids.append("legend_edges")
     rows = [ids[i : i + LEGEND_COLUMNS] for i in range(0, len(ids), LEGEND_COLUMNS)]
-    for row in rows:
-        lines.append("{rank=same; " + "; ".join(attr(i) for i in row) + "}")
-    for a, b in zip(rows, rows[1:]):
-        lines.append(f"{attr(a[0])} -> {attr(b[0])} [style=invis]")
+    if rankdir in ("LR", "RL"):  # ranks run across: a row is a chain, its columns a rank
+        for row in rows:
+            lines += [f"{attr(a)} -> {attr(b)} [style=invis]" for a, b in zip(row, row[1:])]
+        columns = [[row[k] for row in rows if k < len(row)] for k in range(LEGEND_COLUMNS)]
+        for col in columns if len(rows) > 1 else ():
+            lines.append("{rank=same; " + "; ".join(attr(i) for i in col) + "}")
+    else:
+        for row in rows:
+            lines.append("{rank=same; " + "; ".join(attr(i) for i in row) + "}")
+        for a, b in zip(rows, rows[1:]):
+            lines.append(f"{attr(a[0])} -> {attr(b[0])} [style=invis]")
     lines.append("}")
     return lines

@@ -53,17 +53,31 @@ def nbytes(t) -> int:
     return int(t._data.nbytes) if t._data is not None else 0
 
 
-def display_label(node) -> str:
-    """The label drawn on an op: the user's name for custom nodes, the kernel otherwise; a
-    fused dense kernel says what it fused (e.g. ``MatMul + bias → relu``)."""
-    if node.kernel != "_FusedMatMul" or node.label != node.kernel:
-        return node.label
+def fusion(node) -> str | None:
+    """What a fused kernel does in one go (``MatMul A·B + bias → relu`` for a dense layer's
+    ``_FusedMatMul``), shown on its second line and in its details; None for other ops."""
+    if node.kernel != "_FusedMatMul":
+        return None
     attrs = node.attrs or {}
     a = "Aᵀ" if attrs.get("transpose_a") else "A"
     b = "Bᵀ" if attrs.get("transpose_b") else "B"
     text = f"MatMul {a}·{b}" + (" + bias" if "bias" in node.inputs else "")
     act = attrs.get("activation", "linear")
     return text + (f" → {act}" if act != "linear" else "")
+
+
+def display_label(node) -> str:
+    """The label drawn on an op: the user's name for custom nodes, the kernel otherwise; a
+    fused dense kernel is the op the user called: ``dense`` (``dense → relu``), its fusion on
+    the next line and in the details; a bare fused matmul (a gradient's ``dy·Bᵀ``) is a
+    ``MatMul A·Bᵀ``."""
+    if node.kernel != "_FusedMatMul" or node.label != node.kernel:
+        return node.label
+    attrs = node.attrs or {}
+    act = attrs.get("activation", "linear")
+    if "bias" not in node.inputs and act == "linear":
+        return fusion(node)
+    return "dense" + (f" → {act}" if act != "linear" else "")
 
 
 def op_record(node) -> dict:
@@ -73,6 +87,7 @@ def op_record(node) -> dict:
         "backend": node.backend,
         "style": node.style,
         "label": display_label(node),
+        "fusion": fusion(node),
         "scope": node.scope,
         "source": source_record(node.source),
         "attrs": {str(k): json_safe(v) for k, v in (node.attrs or {}).items()},

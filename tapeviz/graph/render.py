@@ -70,6 +70,7 @@ def to_dot(
     legend: bool = True,
     html_labels: bool = True,
     expand=(),
+    merge: bool | None = None,
 ) -> str:
     """DOT text for ``data``.
 
@@ -90,6 +91,8 @@ def to_dot(
             record); False writes plain-text labels, for Graphvizes built without HTML
             support (the WebAssembly one). ``render_svg`` chooses by engine.
         expand: ids of collapsed groups (``"c3"``) to draw op by op.
+        merge: collapsed runs of identical groups (a loop's turns) drawn as one node: True
+            always, False never, None past the node budget.
 
     Returns:
         DOT source text.
@@ -107,6 +110,7 @@ def to_dot(
     opts = _options(data, mode, rankdir, highlight)
     opts.update(show_saved=show_saved, show_values=show_values, collapse=collapse)
     opts.update(max_nodes=max_nodes, legend=legend, html=html_labels, expand=frozenset(expand))
+    opts["merge"] = merge
     return build_parts(data, Options(**opts))[0]
 
 
@@ -274,7 +278,7 @@ def style_plain_labels(svg: str) -> str:
     """
 
     def one(m):
-        if m.group(2).startswith("legend"):
+        if m.group(2).startswith("legend") or m.group(2) == "hidden":  # not a node's label
             return m.group(0)
         texts = iter(range(1_000_000))
 

@@ -95,7 +95,12 @@ NOT_SHOWN = (
 )
 
 
-def fit_width(svg: str, max_pt: float = 720.0, min_scale: float = LEGIBLE_SCALE) -> str:
+FIT_PT = 720.0  # a notebook's output width, in points
+BIG_OPS = 60  # a static picture of more ops than this is drawn grouped
+FEW_OPS = 6  # ... and one of at most this many forward ops never is
+
+
+def fit_width(svg: str, max_pt: float = FIT_PT, min_scale: float = LEGIBLE_SCALE) -> str:
     """Shrink a wide SVG's displayed size to ``max_pt`` (a notebook's output width), but not
     below ``min_scale`` (the smallest label stays >= 11 px): a bigger graph scrolls. The
     drawing (viewBox) is unchanged, so ``to_svg()`` and saved files keep the natural size.
@@ -129,6 +134,7 @@ class GraphView:
         self.note = note
         self.options = options
         self._svg = None
+        self._chosen = None  # the options drawn (see _layout)
         # a plain script discards a view it cannot display: __del__ says how to see it
         self._used = in_jupyter()
 
@@ -136,10 +142,48 @@ class GraphView:
         """The DOT source (HTML-like labels for the system dot, plain text for wasm)."""
         self._used = True
         html_labels = resolve_engine(self.engine) == "system"
-        return to_dot(self.data, html_labels=html_labels, **self.options)
+        return to_dot(self.data, html_labels=html_labels, **self._layout())
+
+    def _layout(self) -> dict:
+        """The options drawn. Left to choose (no ``collapse``, ``rankdir`` or highlight):
+        the graph op by op when it is shown whole at a legible size in a notebook's width
+        (``fit_width``), else grouped by the code's structure (``collapse.plan``), then
+        with a loop's turns merged; of those that fit, the first; else the narrowest."""
+        if self._chosen is not None:
+            return self._chosen
+        opts = self.options
+        self._chosen = opts
+        if opts.get("collapse") is not None or opts.get("rankdir") or opts.get("highlight"):
+            return opts
+        html_labels = resolve_engine(self.engine) == "system"
+        widest = FIT_PT / LEGIBLE_SCALE
+        tried = []
+        mode = opts.get("mode", "forward")
+        drawn = len(self.data.ops) if mode != "backward" else 0
+        drawn += len(self.data.backward_ops) if mode != "forward" else 0
+        # op by op (as chosen, then top-down), grouped, merged; past BIG_OPS too wide, slow
+        steps = [(None, None, None), (None, None, "TB")] if drawn <= BIG_OPS else []
+        if len(self.data.ops) > FEW_OPS:  # a few ops read best one by one, scrolled if wide
+            steps += [(True, False, None), (True, True, None)]
+        if not steps:
+            return opts
+        for collapse, merge, rankdir in steps:
+            choice = dict(opts, collapse=collapse, merge=merge, rankdir=rankdir)
+            dot = to_dot(self.data, html_labels=html_labels, **choice)
+            svg = render_svg(dot, engine=self.engine)
+            m = _SVG_SIZE.search(svg)
+            width = float(m.group(1)) if m else 0.0
+            tried.append((width, choice, svg))
+            if width <= widest:
+                break
+        fits = [t for t in tried if t[0] <= widest]
+        width, self._chosen, self._svg = fits[0] if fits else min(tried, key=lambda t: t[0])
+        return self._chosen
 
     def to_svg(self) -> str:
         """The SVG text (rendered once, then cached)."""
+        self._used = True
+        self._layout()  # may draw it while choosing
         if self._svg is None:
             self._svg = render_svg(self.to_dot(), engine=self.engine)
         return self._svg

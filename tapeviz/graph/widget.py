@@ -42,9 +42,44 @@ AHEAD_S = 1.5  # ... and kernel seconds spent on it (a 5,000-op picture: ~0.1 s 
 CACHE_CHARS = 48 << 20  # rendered pictures kept in the kernel
 DETAILS_AHEAD = 160  # a graph of at most this many nodes sends every node's details at once
 HELLO_DELAY_S = 0.25  # a new view is painted before the kernel starts drawing ahead
+# the canvas a first view is laid out for (CSS px): the widget in JupyterLab's notebook at a
+# 1400 px window, VIEW_HEIGHT of graph_widget.js high; LEGIBLE_PX: the smallest text it opens at
+BOX_PX = (940, 600)
+LEGIBLE_PX = 11
+SMALL_AREA = 2.0  # op by op up to twice the box at LEGIBLE_PX: opened on the output, most shows
+_SVG_SIZE = re.compile(r'<svg width="([\d.]+)pt" height="([\d.]+)pt"')
+_FONT = re.compile(r'font-size="([\d.]+)"')
 _NODE_ID = re.compile(r'<g id="node\d+" class="node[^"]*">\s*<title>([^<]*)</title>')
 _CLUSTER_ID = re.compile(r"<title>cluster_x(c\d+)</title>")
 _GROUP = re.compile(r"[cm]\d+")
+
+
+def opening_scale(svg: str, box=BOX_PX) -> tuple[float, float, float]:
+    """``(scale, text px, area)``: the scale (at most 1) at which ``svg`` fits ``box``
+    whole, its smallest text in CSS px at that scale (Graphviz writes points: 1 pt = 4/3
+    px), and its area at a legible scale over the box's (under 1: it fits).
+
+    Example:
+        >>> opening_scale('<svg width="300pt" height="150pt"><text font-size="9.00">')
+        (1.0, 12.0, 0.11918833727344362)
+    """
+    m = _SVG_SIZE.search(svg)
+    if m is None:
+        return 1.0, 0.0, 0.0
+    scale, px, area, _ = _opening(svg, box)
+    return scale, px, area
+
+
+def _opening(svg: str, box=BOX_PX) -> tuple[float, float, float, float]:
+    """``opening_scale`` and the height drawn (CSS px)."""
+    m = _SVG_SIZE.search(svg)
+    if m is None:
+        return 1.0, 0.0, 0.0, 0.0
+    w, h = float(m.group(1)) * 4 / 3, float(m.group(2)) * 4 / 3
+    font = min((float(f) for f in _FONT.findall(svg)), default=9.0) * 4 / 3
+    scale = min(1.0, (box[0] - 8) / max(w, 1), (box[1] - 8) / max(h, 1))
+    legible = min(1.0, LEGIBLE_PX / font)
+    return scale, scale * font, (w * legible) * (h * legible) / (box[0] * box[1]), h * scale
 
 
 def state_key(mode, show_saved, show_values, collapse, rankdir, expanded) -> str:
@@ -138,6 +173,8 @@ class GraphWidget(anywidget.AnyWidget):
         self._engine = engine
         self._ready = False
         self._cache: OrderedDict = OrderedDict()  # state key -> (svg, key), oldest first
+        self._renders: OrderedDict = OrderedDict()  # layouts tried and drawn, the latest last
+        self._layouts: dict = {}  # (mode, toggles, collapse, rankdir) -> the layout chosen
         self._details: dict = {}
         self._sent: set = set()  # state keys whose picture the view holds
         self._generation = 0  # bumped by every redraw: work ahead for an older view stops
@@ -199,18 +236,70 @@ class GraphWidget(anywidget.AnyWidget):
         return self._draw(**self._state(), highlight=highlight)[0]
 
     def _draw(self, mode, show_saved, show_values, collapse, rankdir, expanded, highlight=None):
-        return render_with_key(
-            self.data,
-            engine=self._engine,
-            mode=mode,
-            show_saved=show_saved,
-            show_values=show_values,
-            rankdir=rankdir or None,
-            highlight=self.highlighted if highlight is None else highlight,
-            max_nodes=self._max_nodes,
-            collapse={"auto": None, "on": True, "off": False}[collapse],
-            expand=expanded,
-        )
+        layout = self._layout(mode, show_saved, show_values, collapse, rankdir)
+        highlight = self.highlighted if highlight is None else highlight
+        return self._render(mode, show_saved, show_values, tuple(expanded), highlight, *layout)
+
+    def _render(self, mode, show_saved, show_values, expanded, highlight, collapse, merge, rd):
+        key = (mode, show_saved, show_values, expanded, collapse, merge, rd)
+        hit = None if highlight else self._renders.get(key)
+        if hit is None:
+            hit = render_with_key(
+                self.data,
+                engine=self._engine,
+                mode=mode,
+                show_saved=show_saved,
+                show_values=show_values,
+                rankdir=rd,
+                highlight=highlight,
+                max_nodes=self._max_nodes,
+                collapse=collapse,
+                merge=merge,
+                expand=expanded,
+            )
+            if not highlight:
+                self._renders[key] = hit
+                while len(self._renders) > 12:
+                    self._renders.popitem(last=False)
+        return hit
+
+    def _layout(self, mode, show_saved, show_values, collapse, rankdir) -> tuple:
+        """``(collapse, merge, rankdir)`` of a view: what the first sight shows.
+
+        The whole graph op by op when it fits the canvas (``BOX_PX``) with text of at least
+        ``LEGIBLE_PX``, top-down or left-right, whichever is larger; else grouped by the
+        model's structure (name scopes, ``nn`` layers, the statements and loop turns of the
+        user's code), then with repeated groups merged. ``collapse`` "on" starts at the
+        groups, "off" draws op by op; a ``rankdir`` the user gave is kept. Chosen once per
+        mode and toggles, so that opening a group keeps the layout around it."""
+        key = (mode, show_saved, show_values, collapse, rankdir)
+        hit = self._layouts.get(key)
+        if hit is not None:
+            return hit
+        drawn = len(self.data.ops) if mode != "backward" else 0
+        drawn += len(self.data.backward_ops) if mode != "forward" else 0
+        steps = [(False, None)] if collapse != "on" and drawn <= self._max_nodes else []
+        if collapse == "off":
+            steps = [(False, None)]
+        else:
+            steps += [(True, False), (True, True)]
+        dirs = [rankdir] if rankdir else ["TB", "LR"]
+        best = None
+        for grouped, merge in steps:
+            tried = []
+            for rd in dirs:
+                svg = self._render(mode, show_saved, show_values, (), {}, grouped, merge, rd)[0]
+                tried.append((_opening(svg), rd))
+            # of those that fit whole legibly, the lower (less of the notebook to scroll);
+            # else the one drawn larger
+            fit = [t for t in tried if t[0][1] >= LEGIBLE_PX - 0.05]
+            pick = min(fit, key=lambda t: t[0][3]) if fit else max(tried, key=lambda t: t[0][0])
+            (scale, px, area, _), rd = pick
+            best = (grouped, merge, rd)
+            if fit or (not grouped and area <= SMALL_AREA):
+                break  # it fits; or a small graph, opened on its output, shows most of it
+        self._layouts[key] = best
+        return best
 
     @t.observe(
         "mode", "show_saved", "show_values", "rankdir", "highlighted", "collapse", "expanded"

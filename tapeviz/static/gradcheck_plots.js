@@ -9,7 +9,8 @@
 const NS = "http://www.w3.org/2000/svg";
 const C = { blue: "#0072B2", orange: "#E69F00", green: "#009E73", red: "#D55E00", purple: "#CC79A7" };
 const W = 300, H = 210, M = { l: 52, r: 10, t: 22, b: 34 };
-let clipIds = 0;
+let clipIds = 0, clipPrefix = "";  // a view's clip ids: the same on every draw of it
+let views = 0;
 
 function svgEl(tag, attrs, parent) {
   const n = document.createElementNS(NS, tag);
@@ -48,7 +49,7 @@ function frame(box, title, xs, ys, xLabel, yLabel) {
   const py = (v) => H - M.b - ((ys.map(v) - ys.lo) / (ys.hi - ys.lo)) * (H - M.t - M.b);
   const area = { x: M.l, y: M.t, width: W - M.l - M.r, height: H - M.t - M.b };
   svgEl("rect", Object.assign({ class: "tv-gc-frame" }, area), svg);
-  const clip = `tv-gc-clip-${++clipIds}`;  // lines outside the axes' range stop at the frame
+  const clip = `tv-gc-clip-${clipPrefix}-${++clipIds}`;  // lines outside the axes' range stop at the frame
   svgEl("rect", area, svgEl("clipPath", { id: clip }, svg));
   for (const t of xs.ticks) {
     const x = M.l + ((t - xs.lo) / (xs.hi - xs.lo)) * (W - M.l - M.r);
@@ -153,7 +154,11 @@ function curve(box, c) {
   key(box, [["border-top:2px solid", "f(x)"], [`border-top:3px solid ${C.blue}`, "custom f\u2032(x)"], [`border-top:2px dashed ${C.orange}`, "numerical f\u2032(x)"]]);
 }
 
+// the new picture replaces only the parts that differ from what is drawn (the badge, each
+// plot, the worst entries): the kernel's reply for a position drawn ahead repaints nothing
 function draw(root, data) {
+  clipIds = 0;
+  clipPrefix = root.dataset.tvGc || (root.dataset.tvGc = String(++views));
   const grid = document.createElement("div");
   grid.className = "tv-gc-grid" + (data.one_d ? " tv-gc-2x2" : "");
   const cell = () => { const d = document.createElement("div"); d.className = "tv-gc-cell"; grid.appendChild(d); return d; };
@@ -173,7 +178,21 @@ function draw(root, data) {
   const worst = document.createElement("div");
   worst.className = "tv-gc-worst";
   worst.innerHTML = data.worst || "";
-  root.replaceChildren(badge, grid, worst);
+  const [b0, g0, w0] = root.children;
+  if (root.children.length !== 3 || !g0.classList.contains("tv-gc-grid")) {
+    root.replaceChildren(badge, grid, worst);
+    return;
+  }
+  if (b0.outerHTML !== badge.outerHTML) b0.replaceWith(badge);
+  if (w0.outerHTML !== worst.outerHTML) w0.replaceWith(worst);
+  if (g0.className !== grid.className || g0.children.length !== grid.children.length) {
+    g0.replaceWith(grid);
+    return;
+  }
+  Array.from(grid.children).forEach((cell, i) => {
+    const old = g0.children[i];
+    if (old.outerHTML !== cell.outerHTML) old.replaceWith(cell);
+  });
 }
 
 const near = (a, b) => Math.abs(a - b) <= 1e-9 * Math.max(1, Math.abs(a), Math.abs(b));
@@ -195,17 +214,20 @@ function render({ model, el }) {
     const point = model.get("point"), eps = model.get("eps"), range = model.get("range") || [];
     const same = (a, b) => a && b && a.length === b.length && a.every((v, i) => near(v, b[i]));
     if (!at || !g) return data;
-    if (near(at.point, point) && near(at.eps, eps) && same(at.range, range)) return data;
+    const here = near(at.point, point) && near(at.eps, eps) && same(at.range, range);
     const i = Math.round((point - g.p0) / g.pstep), j = Math.round((Math.log10(eps) - g.e0) / g.estep);
-    let out = data;
-    if (!near(at.point, point) || !near(at.eps, eps)) {
-      const frame = frames.get(i + ":" + j);
-      if (!frame) return null;
-      out = Object.assign({}, data, frame);
-    }
+    let out = Object.assign({}, data);
+    // the position checked ahead, drawn at once, is also what the kernel's reply for it
+    // draws: the first draw is the last (the reply's numbers may differ by rounding noise)
+    const frame = frames.get(i + ":" + j);
+    if (frame) Object.assign(out, frame);
+    else if (!near(at.point, point) || !near(at.eps, eps)) return null;
     if (data.one_d && data.curve) {
+      // f over the whole range slider, once it came: drawn ahead and for the kernel's reply
+      // alike, so that the reply for a position drawn ahead draws the same curve
       const wide = curves.get(String(j));
       if (wide && range.length === 2) out.curve = cut(wide, range[0], range[1], point);
+      else if (here) out.curve = data.curve;
       else if (near(at.eps, eps) && same(at.range, range)) out.curve = Object.assign({}, data.curve, { x_now: point });
       else return null;
     }

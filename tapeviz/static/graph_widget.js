@@ -209,7 +209,8 @@ function render({ model, el: root }) {
   const zoomNote = el("div", "tv-zoom-note");
   viewport.appendChild(zoomNote);
 
-  const VIEW_HEIGHT = 480, MIN_HEIGHT = 160;
+  // VIEW_HEIGHT: the canvas's height at most (tapeviz/graph/widget.py's BOX_PX lays out for it)
+  const VIEW_HEIGHT = 600, MIN_HEIGHT = 160;
   let scale = 1, tx = 0, ty = 0, fontPx = 12, drawnSvg = null;
   const floors = () => ({ open: Math.min(1, OPEN_PX / fontPx), fit: FIT_PX / fontPx });
   const apply = () => {
@@ -235,8 +236,9 @@ function render({ model, el: root }) {
     const px = (fontPx * scale).toFixed(0);
     zoomNote.textContent = `${Math.round(scale * 100)}% \u00b7 text \u2265 ${px} px` + (over ? " \u00b7 drag to pan, scroll to zoom" : "");
   };
-  // open at a legible scale: the whole graph when it fits with text >= OPEN_PX, else at
-  // that scale, left/top aligned, to be panned; "fit" never goes below FIT_PX
+  // open at a legible scale: the whole graph, centred, when it fits with text >= OPEN_PX
+  // (Python groups the graph so that it does), else at that scale on the output (the loss)
+  // and its neighbourhood, never on an empty corner; "fit" never goes below FIT_PX
   const placeView = (whole) => {
     const size = svgSize();
     if (!size || !viewport.clientWidth) return;
@@ -248,8 +250,13 @@ function render({ model, el: root }) {
     const fits = Math.min((viewport.clientWidth - 8) / size.w, (viewport.clientHeight - 8) / size.h);
     scale = Math.min(1, Math.max(whole ? f.fit : f.open, fits));
     if (!(scale > 0)) scale = 1;
-    tx = 4; ty = 4;
+    tx = Math.max(4, (viewport.clientWidth - size.w * scale) / 2); ty = 4;
     apply();
+    if (!whole && fits < scale) {
+      const nodes = canvas.querySelectorAll("svg g.node");
+      const out = canvas.querySelector("svg g.node.tv-output") || nodes[nodes.length - 1];
+      panTo(out);
+    }
   };
   const panTo = (g) => {
     if (!g || !viewport.clientWidth) return;

@@ -232,6 +232,15 @@ function render({ model, el: root }) {
   };
   const svg = model.get("graph_svg") ? safeSvg(model.get("graph_svg")) : null;
   if (svg) { svg.classList.add("tv-mem-graph-svg"); graph.appendChild(svg); }
+  if (svg) {  // scaled to its box's width, never below text of 11 px (then it scrolls)
+    let font = Infinity;
+    svg.querySelectorAll("text[font-size]").forEach((t) => {
+      const v = parseFloat(t.getAttribute("font-size"));
+      if (v > 0 && t.textContent.trim()) font = Math.min(font, v);
+    });
+    const floor = Number.isFinite(font) ? Math.min(1, 11 / ((font * 4) / 3)) : 1;
+    svg.style.minWidth = `${Math.ceil(svg.width.baseVal.value * floor)}px`;
+  }
   else graph.innerHTML = model.get("graph_html") || "";  // Python's escaped fallback strip
   const nodes = new Map();
   if (svg) {

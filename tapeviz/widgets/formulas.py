@@ -127,11 +127,22 @@ def _num(t) -> str | None:
     return f"({float(np.asarray(data).reshape(-1)[0]):.4g})"
 
 
+def _number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
 def tex_name(name: str) -> str:
-    """A variable name safe inside LaTeX (``net_loss`` -> ``net\\_loss``)."""
+    """A variable name safe inside LaTeX (``net_loss`` -> ``net\\_loss``); a name that is
+    an expression or words (``x1w1 + x2w2``, ``Add out``: what a lesson calls an unnamed
+    intermediate) is one term: ``(\\text{x1w1 + x2w2})``, so ``∂L/∂`` applies to all of it."""
+    plain = name.replace("/", "").replace(".", "").isidentifier() or _number(name)
     for ch in "\\_#%&$^{}":
         name = name.replace(ch, "\\" + ch)
-    return name
+    return name if plain else rf"(\text{{{name}}})"
 
 
 def _d(top: str, bottom: str) -> str:

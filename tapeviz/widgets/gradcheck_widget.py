@@ -87,6 +87,9 @@ class GradCheckWidget(W.VBox):
         eps, atol, rtol: as in ``tv.check_grads``.
         x_range: (lo, hi) of the 1-D derivative plot.
 
+    ``timing`` (an HTML widget, not in the box; display it to watch) says how long the
+    kernel's last update took and how many slider positions it coalesced.
+
     Example:
         >>> import tapeviz as tv
         >>> w = tv.GradCheckWidget(lambda x: tv.tanh(x) * x, [0.5, -1.0, 2.0])
@@ -136,8 +139,10 @@ class GradCheckWidget(W.VBox):
             list(self.range.value),
         )
         self.view.on_msg(self._on_view_message)
-        # the view draws the badge and the worst entries too: they change with the sliders
-        super().__init__([self.view, W.HBox(sliders[:2]), W.HBox(sliders[2:] + [self.timing])])
+        # the view draws the badge and the worst entries too: they change with the sliders.
+        # The kernel's time per update (``timing``) is not shown in the box: it changed on
+        # every reply, a repaint after the browser had drawn the position already
+        super().__init__([self.view, W.HBox(sliders[:2]), W.HBox(sliders[2:])])
         self.update(point=True, curve=True)
 
     # --- setup -------------------------------------------------------------------------
@@ -384,8 +389,20 @@ class GradCheckWidget(W.VBox):
         a[self.arg] = np.full_like(a[self.arg], v) if self.one_d else a[self.arg] + v
         return a
 
+    def _on_grid(self) -> tuple[float, float]:
+        """The sliders' position as the positions checked ahead compute it (``p0 + i *
+        pstep``, ``10 ** (e0 + j * estep)``): a value the browser sent as 0.5100000000000001
+        is checked at 0.51, so the kernel's reply equals what the view drew ahead (the error
+        of a central difference is rounding noise, and 1e-16 in x changes it)."""
+        g, (i, j) = self._grid(), self._index()
+        point = round(g["p0"] + i * g["pstep"], 12)
+        eps = 10.0 ** (g["e0"] + j * g["estep"])
+        x, e = self.point.value, self.eps.value
+        point = point if abs(point - x) <= 1e-9 * max(1.0, abs(x)) else x
+        return point, (eps if abs(eps - e) <= 1e-9 * e else e)
+
     def _compute(self, point, curve):
-        c = self.check_at(self.point.value, self.eps.value)
+        c = self.check_at(*self._on_grid())
         if c.error is not None:
             raise c.error
         self._now = c

@@ -102,7 +102,16 @@ class TapeMemoryPanel(W.VBox):
             try:
                 from tapeviz.graph import render_svg
 
-                return {"graph_svg": render_svg(self._graph._data)}
+                # the table and charts say what was saved: the graph only shows where, so it
+                # leaves out values, saved boxes and the key, to fit the width of its box
+                svg = render_svg(
+                    self._graph._data,
+                    show_values=False,
+                    show_saved=False,
+                    legend=False,
+                    rankdir="TB",
+                )
+                return {"graph_svg": svg}
             except Exception as e:
                 return {"graph_html": error_html("graph could not be drawn", e)}
         return {"graph_html": self._graph.html({})}

@@ -295,7 +295,8 @@ def _live_graph(tape):
     try:
         from tapeviz.graph import GraphWidget
 
-        view = GraphWidget(tape)
+        # the stepper marks ops one by one: op by op (not grouped) up to the widget's budget
+        view = GraphWidget(tape, collapse=False if len(tape.nodes) <= 60 else None)
     except Exception:
         return None
     return None if view.error else view

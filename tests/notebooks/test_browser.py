@@ -113,7 +113,21 @@ def check_graph_click(page, target: Target, stem: str) -> None:
     graph.wait_for(timeout=15_000)
     nodes = graph.locator(target.node)
     assert nodes.count() > 0, f"{target.notebook}: the graph widget drew no {target.node!r}"
-    node = nodes.nth(target.node_index)
+    # the widget may open on part of a graph (the output and its neighbourhood, issue 23):
+    # click the first node from ``node_index`` on whose centre the viewport shows it
+    index = graph.evaluate(
+        """(root, [sel, start]) => {
+          const port = (root.querySelector('.tv-viewport') || root).getBoundingClientRect();
+          const all = Array.from(root.querySelectorAll(sel));
+          const inside = (g) => { const r = g.getBoundingClientRect();
+            const x = r.left + r.width / 2, y = r.top + r.height / 2;
+            return x > port.left && x < port.right && y > port.top && y < port.bottom; };
+          const k = all.findIndex((g, i) => i >= start && inside(g));
+          return k < 0 ? start : k;
+        }""",
+        [target.node, target.node_index],
+    )
+    node = nodes.nth(index)
     node.scroll_into_view_if_needed()
     if target.details is None:
         node.click()

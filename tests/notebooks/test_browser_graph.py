@@ -147,7 +147,7 @@ def _record(out, name, values):
 PANEL_SNAP = "root.querySelector('.tv-panel').textContent"
 ZOOM_SNAP = "root.querySelector('.tv-canvas').style.transform"
 SEARCH_SNAP = "root.querySelector('.tv-found').textContent"
-GC_SNAP = "root.querySelector('.tv-gc-grid')"
+GC_SNAP = "root.querySelector('.tv-gc-grid').innerHTML"  # its plots are replaced, not it
 # the node the stepper's graph marks "current" (written in the node, or a marker on it)
 CURRENT_SNAP = (
     "(Array.from(root.querySelectorAll('.tv-canvas g.node'))"
@@ -208,8 +208,8 @@ def _measure_latency(page, out):
     _record(out, "gradcheck: eps slider step", latencies(page, gc, keys, GC_SNAP, 12))
     keys = [("ArrowRight", ".noUi-handle@@3"), ("ArrowLeft", ".noUi-handle@@3")]
     _record(out, "gradcheck: range slider step", latencies(page, gc, keys, GC_SNAP, 8))
-    timing = gc.locator("small:has-text('updated in')")
-    out["gradcheck: kernel time of the last update"] = timing.last.inner_text()
+    # the kernel's time per update is no longer shown in the widget (it repainted the view
+    # on every reply, issue 23): the settled test measures what the view does instead
     mem = _cell(page, MEMORY).locator(".jp-OutputArea-output").first
     _record(
         out, "memory: select a row", latencies(page, mem, _memory_rows(mem), MEM_SNAP, 10, gap=1000)

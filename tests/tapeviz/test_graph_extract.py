@@ -98,7 +98,9 @@ def test_styles_labels_and_attrs_are_json_safe():
     ]
     assert data.ops[2]["attrs"] == {"k": 2}
     assert [s["role"] for s in data.saved if s["op"] == "n2"] == ["memory"]
-    roles = {t["name"]: t["role"] for t in data.tensors if t["name"]}
+    roles = {
+        t["name"]: t["role"] for t in data.tensors if t["name"] and not t.get("name_from_code")
+    }
     assert roles == {"<script>alert(1)</script>": "input", '"a"->b': "constant"}
     json.dumps(data.to_dict())
 
@@ -136,3 +138,40 @@ def test_details_for_each_kind_of_node():
 def test_extract_rejects_non_tapes():
     with pytest.raises(TypeError, match="expected a Tape, got list"):
         extract([])
+
+
+def _texts(svg: str) -> list[str]:
+    import html
+    import re
+
+    return [html.unescape(m) for m in re.findall(r"<text[^>]*>([^<]*)</text>", svg)]
+
+
+def test_a_fused_kernel_shows_the_op_the_user_called_and_its_fusion_on_details():
+    """A dense layer runs one ``_FusedMatMul``: drawn ``dense → relu`` with ``fused MatMul
+    A·B + bias → relu`` under it and in its details; the gradient ops it runs (a matmul
+    ``dy·Bᵀ`` in the same kernel) are ``∂ MatMul A·Bᵀ``, not ``∂ _FusedMatMul``; an unnamed
+    tensor's details are titled by its producer, not its id (01 showed ``t122274``)."""
+    import re
+
+    x = tv.tensor(np.linspace(-1, 1, 6).reshape(2, 3), name="x")
+    layer = tv.nn.Dense(2, "relu")
+    with tv.Tape(persistent=True) as tape:
+        tape.watch(x)
+        loss = tv.sum(layer(x) * 2.0)
+    tape.gradient(loss, [x, *layer.parameters()])
+    data = extract(tape)
+    dense = next(op for op in data.ops if op["kernel"] == "_FusedMatMul")
+    assert dense["label"] == "dense → relu" and dense["fusion"] == "MatMul A·B + bias → relu"
+    texts = _texts(tv.show_graph(tape, backward="both").to_svg())
+    assert "dense → relu" in texts and "fused MatMul A·B + bias → relu" in texts, texts
+    assert not [s for s in texts if "_Fused" in s or re.search(r"\bt\d+\b", s)], texts
+    grads = [s for s in texts if s.startswith("\u2202 MatMul")]
+    assert sorted(grads) == ["\u2202 MatMul A·Bᵀ", "\u2202 MatMul Aᵀ·B"], texts
+    rows = dict(node_details(tape, data, dense["id"])["rows"])
+    assert rows["fused"] == "MatMul A·B + bias → relu in one kernel (_FusedMatMul)"
+    out = next(t for t in data.tensors if t["producer"] == dense["id"])
+    det = node_details(tape, data, out["id"])
+    assert det["title"] == "dense → relu out" and out["id"] not in det["title"], det["title"]
+    g = next(g for g in data.grad_tensors if g["of"] == out["id"])
+    assert node_details(tape, data, g["id"])["title"] == "\u2202 dense → relu out"

@@ -104,3 +104,18 @@ def test_names_with_underscores_are_escaped_in_latex():
     (line,) = s.quiz.latex
     assert line.startswith(r"\frac{\partial net\_out}{\partial x\_in} = 1 - net\_out^2")
     assert "<b>net_out = tanh(x_in)</b>" in s.quiz.question.value
+
+
+def test_an_expression_name_is_one_term_in_the_chain_rule():
+    """A lesson names an unnamed intermediate by what it computes (``x1w1 + x2w2``): in
+    ``∂L/∂…`` it is one term, in parentheses, its words kept apart (``Add out``)."""
+    from tapeviz.widgets.formulas import tex_name
+
+    assert tex_name("x1w1 + x2w2") == r"(\text{x1w1 + x2w2})"
+    assert tex_name("Add out") == r"(\text{Add out})"
+    assert [tex_name(n) for n in ("net_loss", "dense/kernel", "e", "2")] == [
+        r"net\_loss",
+        "dense/kernel",
+        "e",
+        "2",
+    ]
