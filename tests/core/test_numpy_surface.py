@@ -12,29 +12,11 @@ import autograd.numpy as anp
 import numpy as np
 import pytest
 import torch
+from weighted_vjp import torch_grads, tv_grads
 
 import tapeviz.core as tv
 
 RNG = np.random.default_rng(2727)
-
-
-def _vjp(f, *arrays):
-    """Value and gradients of ``sum(f(*xs) * w)`` (w fixed) in tapeviz, float64."""
-    xs = [tv.tensor(a) for a in arrays]
-    with tv.Tape() as tape:
-        tape.watch(*xs)
-        y = f(*xs)
-        w = tv.tensor(np.linspace(0.5, 1.5, y.size).reshape(y.shape))
-        loss = tv.sum(y * w)
-    return y.numpy(), [g.numpy() for g in tape.gradient(loss, xs, unconnected_gradients="zero")]
-
-
-def _torch_vjp(f, *arrays):
-    ts = [torch.tensor(a, requires_grad=True) for a in arrays]
-    y = f(*ts)
-    w = torch.tensor(np.linspace(0.5, 1.5, y.numel()).reshape(tuple(y.shape)))
-    gs = torch.autograd.grad((y * w).sum(), ts, allow_unused=True)
-    return [np.zeros_like(a) if g is None else g.numpy() for a, g in zip(arrays, gs)]
 
 
 # --- vector_norm, matrix_norm ---------------------------------------------------------------
@@ -46,12 +28,12 @@ VECTOR = [({}, (2, 3, 4)), ({"axis": 1}, (2, 3, 4)), ({"axis": (0, 2), "keepdims
 @pytest.mark.parametrize(("kw", "shape"), VECTOR)
 def test_vector_norm_against_numpy_and_torch(kw, shape):
     a = RNG.normal(size=shape)
-    got, (g,) = _vjp(lambda x: np.linalg.vector_norm(x, **kw), a)
+    got, (g,) = tv_grads(lambda x: np.linalg.vector_norm(x, **kw), a)
     want = np.linalg.vector_norm(a, **kw)
     np.testing.assert_allclose(got, want, rtol=1e-12)
     assert got.shape == np.shape(want)
     tkw = {"dim": kw.get("axis"), "keepdim": kw.get("keepdims", False), "ord": kw.get("ord", 2)}
-    (gw,) = _torch_vjp(lambda x: torch.linalg.vector_norm(x, **tkw), a)
+    _, (gw,) = torch_grads(lambda x: torch.linalg.vector_norm(x, **tkw), a)
     np.testing.assert_allclose(g, gw, rtol=1e-10, atol=1e-12)
 
 
@@ -60,10 +42,10 @@ def test_vector_norm_against_numpy_and_torch(kw, shape):
 def test_matrix_norm_against_numpy_and_torch(ord_, shape):
     a = RNG.normal(size=shape)
     for keep in (False, True):
-        got, (g,) = _vjp(lambda x: np.linalg.matrix_norm(x, ord=ord_, keepdims=keep), a)
+        got, (g,) = tv_grads(lambda x: np.linalg.matrix_norm(x, ord=ord_, keepdims=keep), a)
         np.testing.assert_allclose(got, np.linalg.matrix_norm(a, ord=ord_, keepdims=keep),
                                    rtol=1e-12)  # fmt: skip
-        (gw,) = _torch_vjp(lambda x: torch.linalg.matrix_norm(x, ord=ord_, keepdim=keep), a)
+        _, (gw,) = torch_grads(lambda x: torch.linalg.matrix_norm(x, ord=ord_, keepdim=keep), a)
         np.testing.assert_allclose(g, gw, rtol=1e-9, atol=1e-12)
     with pytest.raises(ValueError, match="matrix_norm: expected ndim >= 2"):
         np.linalg.matrix_norm(tv.tensor(np.ones(3)))
@@ -86,12 +68,12 @@ def test_qr_modes_values_as_numpy(shape):
 @pytest.mark.parametrize("shape", [(5, 3), (3, 3)])
 def test_qr_r_and_complete_gradients_against_torch(shape):
     a = RNG.normal(size=shape)
-    _, (g,) = _vjp(lambda x: np.linalg.qr(x, mode="r"), a)
-    (gw,) = _torch_vjp(lambda x: torch.linalg.qr(x, mode="reduced")[1], a)
+    _, (g,) = tv_grads(lambda x: np.linalg.qr(x, mode="r"), a)
+    _, (gw,) = torch_grads(lambda x: torch.linalg.qr(x, mode="reduced")[1], a)
     np.testing.assert_allclose(g, gw, rtol=1e-9, atol=1e-12)
     if shape[0] <= shape[1]:  # complete == reduced: differentiable
-        _, (g,) = _vjp(lambda x: tv.concat(list(np.linalg.qr(x, mode="complete")), 1), a)
-        (gw,) = _torch_vjp(lambda x: torch.cat(torch.linalg.qr(x, mode="complete"), 1), a)
+        _, (g,) = tv_grads(lambda x: tv.concat(list(np.linalg.qr(x, mode="complete")), 1), a)
+        _, (gw,) = torch_grads(lambda x: torch.cat(torch.linalg.qr(x, mode="complete"), 1), a)
         np.testing.assert_allclose(g, gw, rtol=1e-9, atol=1e-12)
 
 
@@ -116,7 +98,7 @@ LINSPACE = [(2.0, -1.0, {"num": 5}), (0.0, 1.0, {"num": 4, "endpoint": False}),
 @pytest.mark.parametrize(("start", "stop", "kw"), LINSPACE)
 def test_linspace_with_tensor_endpoints_is_numpys_and_differentiable(start, stop, kw):
     start, stop = np.asarray(start, np.float64), np.asarray(stop, np.float64)
-    got, (gs, ge) = _vjp(lambda a, b: np.linspace(a, b, **kw), start, stop)
+    got, (gs, ge) = tv_grads(lambda a, b: np.linspace(a, b, **kw), start, stop)
     np.testing.assert_array_equal(got, np.linspace(start, stop, **kw))
     # d/dstart = 1 - t, d/dstop = t (autograd's rule), t = i / div along the new axis
     num, endpoint, axis = kw["num"], kw.get("endpoint", True), kw.get("axis", 0)
@@ -140,7 +122,7 @@ def _unbroadcast(v, shape):
 def test_linspace_gradient_against_autograd():
     w = np.linspace(0.5, 1.5, 6)
     f = lambda a, b: anp.sum(anp.linspace(a, b, 6) * w)  # noqa: E731
-    _, (gs, ge) = _vjp(lambda a, b: np.linspace(a, b, 6), np.float64(-1.0), np.float64(2.5))
+    _, (gs, ge) = tv_grads(lambda a, b: np.linspace(a, b, 6), np.float64(-1.0), np.float64(2.5))
     np.testing.assert_allclose(gs, autograd.grad(f, 0)(-1.0, 2.5), rtol=1e-12)
     np.testing.assert_allclose(ge, autograd.grad(f, 1)(-1.0, 2.5), rtol=1e-12)
 
@@ -167,9 +149,9 @@ def test_linspace_retstep_dtype_and_tv_linspace():
 def test_einsum_interleaved_against_numpy_and_torch(subs, spec):
     a, b = RNG.normal(size=(2, 3)), RNG.normal(size=(3, 4) if "jk" in spec else (2, 3))
     args = lambda x, y: (x, subs[0], y, subs[1], *subs[2:])  # noqa: E731
-    got, (ga, gb) = _vjp(lambda x, y: np.einsum(*args(x, y)), a, b)
+    got, (ga, gb) = tv_grads(lambda x, y: np.einsum(*args(x, y)), a, b)
     np.testing.assert_allclose(got, np.einsum(*args(a, b)), rtol=1e-12)
-    wa, wb = _torch_vjp(lambda x, y: torch.einsum(spec, x, y), a, b)
+    _, (wa, wb) = torch_grads(lambda x, y: torch.einsum(spec, x, y), a, b)
     np.testing.assert_allclose(ga, wa, rtol=1e-12)
     np.testing.assert_allclose(gb, wb, rtol=1e-12)
     with pytest.raises(ValueError, match="einsum: operand 0's subscripts must be integers"):
@@ -180,7 +162,7 @@ def test_einsum_interleaved_against_numpy_and_torch(subs, spec):
 def test_empty_list_index_as_numpy():
     a = RNG.normal(size=(3, 2))
     for key in ([], (slice(None), []), ([[]],)):
-        got, (g,) = _vjp(lambda x: x[key], a)
+        got, (g,) = tv_grads(lambda x: x[key], a)
         assert got.shape == a[key].shape, key
         np.testing.assert_array_equal(g, np.zeros_like(a))
     with pytest.raises(TypeError, match="getitem: index arrays must be int or bool"):
@@ -191,9 +173,9 @@ def test_clip_with_lo_above_hi_is_numpys_answer_and_torchs_gradient():
     a = RNG.normal(size=(5,)) * 3
     np.testing.assert_array_equal(np.clip(tv.tensor(a), 2.0, -1.0).numpy(), np.clip(a, 2.0, -1.0))
     lo, hi = np.full(5, 1.0), np.full(5, -1.0)
-    got, (ga, glo, ghi) = _vjp(lambda x, lo, hi: np.clip(x, lo, hi), a, lo, hi)
+    got, (ga, glo, ghi) = tv_grads(lambda x, lo, hi: np.clip(x, lo, hi), a, lo, hi)
     np.testing.assert_array_equal(got, np.clip(a, lo, hi))
-    wa, wlo, whi = _torch_vjp(lambda x, lo, hi: torch.clamp(x, lo, hi), a, lo, hi)
+    _, (wa, wlo, whi) = torch_grads(lambda x, lo, hi: torch.clamp(x, lo, hi), a, lo, hi)
     for g, w in ((ga, wa), (glo, wlo), (ghi, whi)):
         np.testing.assert_array_equal(g, w)
 

@@ -9,33 +9,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
+from weighted_vjp import torch_grads, tv_grads
 
 import tapeviz.core as tv
 from tapeviz.core import Tensor
 
 RNG = np.random.default_rng(27)
-
-
-def _grads(f, *arrays):
-    """tapeviz's value and gradients of ``sum(f(*xs) * w)`` in float64 (w fixed random)."""
-    xs = [tv.tensor(a) for a in arrays]
-    with tv.Tape() as tape:
-        tape.watch(*xs)
-        y = f(*xs)
-        w = tv.tensor(np.linspace(0.5, 1.5, y.size).reshape(y.shape))
-        loss = tv.sum(y * w)
-    gs = tape.gradient(loss, xs, unconnected_gradients="zero")
-    return y.numpy(), [g.numpy() for g in gs]
-
-
-def _torch_grads(f, *arrays):
-    ts = [torch.tensor(a, requires_grad=True) for a in arrays]
-    y = f(*ts)
-    w = torch.tensor(np.linspace(0.5, 1.5, y.numel()).reshape(tuple(y.shape)))
-    gs = torch.autograd.grad((y * w).sum(), ts, allow_unused=True)
-    return y.detach().numpy(), [
-        np.zeros_like(a) if g is None else g.numpy() for a, g in zip(arrays, gs)
-    ]
 
 
 SHAPES = [((2, 3), (2, 3)), ((2, 3), (3,)), ((), ()), ((1,), (4,)), ((0, 3), (3,))]
@@ -44,8 +23,8 @@ SHAPES = [((2, 3), (2, 3)), ((2, 3), (3,)), ((), ()), ((1,), (4,)), ((0, 3), (3,
 @pytest.mark.parametrize(("sa", "sb"), SHAPES)
 def test_mod_and_divmod_against_torch(sa, sb):
     a, b = RNG.uniform(-5, 5, sa), RNG.uniform(0.5, 2, sb) * RNG.choice([-1, 1], sb)
-    got, gg = _grads(lambda x, y: x % y, a, b)
-    want, gw = _torch_grads(torch.remainder, a, b)
+    got, gg = tv_grads(lambda x, y: x % y, a, b)
+    want, gw = torch_grads(torch.remainder, a, b)
     np.testing.assert_allclose(got, want, rtol=1e-12)
     for g, w in zip(gg, gw):
         np.testing.assert_allclose(g, w, rtol=1e-12, atol=1e-12)
@@ -58,11 +37,11 @@ def test_mod_and_divmod_against_torch(sa, sb):
 @pytest.mark.parametrize(("sa", "sb"), SHAPES)
 def test_floor_divide_is_numpys_and_has_zero_gradient(sa, sb):
     a, b = RNG.uniform(-5, 5, sa), RNG.uniform(0.5, 2, sb) * RNG.choice([-1, 1], sb)
-    got, (ga, gb) = _grads(lambda x, y: x // y, a, b)
+    got, (ga, gb) = tv_grads(lambda x, y: x // y, a, b)
     np.testing.assert_array_equal(got, a // b)
     # PyTorch has no derivative for floor_divide (it raises); the value is piecewise
     # constant, so 0 as floor's (torch.floor's gradient is 0 too)
-    _, (fa,) = _torch_grads(lambda x: torch.floor(x / torch.tensor(b)), a)
+    _, (fa,) = torch_grads(lambda x: torch.floor(x / torch.tensor(b)), a)
     np.testing.assert_array_equal(ga, fa)
     np.testing.assert_array_equal(gb, np.zeros_like(b))
 
@@ -120,10 +99,10 @@ def test_numpy_ufuncs_dispatch_to_the_new_ops():
 @pytest.mark.parametrize("ndigits", [None, 0, 1, 2])
 def test_python_round_against_torch(ndigits):
     a = RNG.uniform(-5, 5, (3, 2))
-    got, (g,) = _grads(lambda x: round(x, ndigits), a)
+    got, (g,) = tv_grads(lambda x: round(x, ndigits), a)
     want = np.round(a, ndigits or 0)
     np.testing.assert_array_equal(got, want)
-    _, (gw,) = _torch_grads(lambda x: torch.round(x, decimals=ndigits or 0), a)
+    _, (gw,) = torch_grads(lambda x: torch.round(x, decimals=ndigits or 0), a)
     np.testing.assert_array_equal(g, gw)
     assert isinstance(round(tv.tensor(2.5)), Tensor) and float(round(tv.tensor(2.5))) == 2.0
 
@@ -151,8 +130,8 @@ def test_any_all_as_numpy(shape, axis):
 
 def test_copy_is_a_new_tensor_with_the_gradient_against_torch():
     a = RNG.normal(size=(3,))
-    got, (g,) = _grads(lambda x: x.copy() * x, a)
-    _, (gw,) = _torch_grads(lambda x: x.clone() * x, a)
+    got, (g,) = tv_grads(lambda x: x.copy() * x, a)
+    _, (gw,) = torch_grads(lambda x: x.clone() * x, a)
     np.testing.assert_allclose(g, gw, rtol=1e-12)
     v = tv.variable(a)
     c = v.copy()
@@ -189,14 +168,14 @@ def test_argsort_argpartition_nonzero_searchsorted_as_numpy(shape):
 def test_take_against_numpy_and_torch(shape, idx, axis):
     a = RNG.normal(size=shape)
     want = np.take(a, idx, axis)
-    got, (g,) = _grads(lambda x: np.take(x, idx, axis), a)
+    got, (g,) = tv_grads(lambda x: np.take(x, idx, axis), a)
     np.testing.assert_array_equal(got, want)
     np.testing.assert_array_equal(tv.tensor(a).take(idx, axis).numpy(), want)
     ti = torch.tensor(np.asarray(idx, np.int64))
     if axis is None:
-        _, (gw,) = _torch_grads(lambda x: torch.take(x, ti), a)
+        _, (gw,) = torch_grads(lambda x: torch.take(x, ti), a)
     else:
-        _, (gw,) = _torch_grads(
+        _, (gw,) = torch_grads(
             lambda x: torch.index_select(x, axis, ti.reshape(-1)).reshape(want.shape), a
         )
     np.testing.assert_allclose(g, gw, rtol=1e-12)  # repeated indices add up
@@ -226,10 +205,10 @@ def test_take_along_axis_against_numpy_and_torch(shape, ishape, axis):
         want = np.take_along_axis(np.broadcast_to(a, (3, 4)), idx, axis)
     else:
         want = np.take_along_axis(a, idx, axis)
-    got, (g,) = _grads(lambda x: np.take_along_axis(x, idx, axis), a)
+    got, (g,) = tv_grads(lambda x: np.take_along_axis(x, idx, axis), a)
     np.testing.assert_array_equal(got, want)
     ti = torch.tensor(idx)
-    _, (gw,) = _torch_grads(lambda x: torch.take_along_dim(x, ti, axis), a)
+    _, (gw,) = torch_grads(lambda x: torch.take_along_dim(x, ti, axis), a)
     np.testing.assert_allclose(g, gw, rtol=1e-12)
 
 
@@ -244,9 +223,9 @@ def test_take_along_axis_errors_name_the_op():
 def test_compress_against_torch():
     a = RNG.normal(size=(3, 4))
     cond = [True, False, True]
-    got, (g,) = _grads(lambda x: x.compress(cond, axis=0), a)
+    got, (g,) = tv_grads(lambda x: x.compress(cond, axis=0), a)
     np.testing.assert_array_equal(got, a.compress(cond, axis=0))
-    _, (gw,) = _torch_grads(lambda x: x[torch.tensor(cond)], a)
+    _, (gw,) = torch_grads(lambda x: x[torch.tensor(cond)], a)
     np.testing.assert_array_equal(g, gw)
     np.testing.assert_array_equal(np.compress([0, 1], tv.tensor(a)).numpy(), np.compress([0, 1], a))
 
@@ -260,7 +239,7 @@ def test_real_imag_conj_device_itemsize_tobytes():
     assert t.tobytes() == a.tobytes()
     with pytest.raises(ValueError, match="cpu"):
         t.to_device("cuda")
-    _, (g,) = _grads(lambda x: x.real * 2 + x.imag, a)
+    _, (g,) = tv_grads(lambda x: x.real * 2 + x.imag, a)
     np.testing.assert_array_equal(g, 2 * np.linspace(0.5, 1.5, 4).reshape(2, 2))
 
 

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 import torch
 import torch.nn.functional as F
+from weighted_vjp import torch_grads, tv_grads
 
 import tapeviz.core as tv
 from tapeviz.core import losses, optim
@@ -96,18 +97,9 @@ CW = np.array([0.5, 2.0, 1.0, 3.0])
 def _both(tv_loss, torch_loss, z):
     """Value and gradient for the logits, tapeviz and PyTorch (reduction "none": summed with a
     fixed weight so each element's gradient is seen)."""
-    zt = tv.tensor(z)
-    with tv.Tape() as tape:
-        tape.watch(zt)
-        out = tv_loss(zt)
-        w = tv.tensor(np.linspace(0.5, 1.5, out.size).reshape(out.shape))
-        total = tv.sum(out * w)
-    g = tape.gradient(total, zt).numpy()
-    ztt = torch.tensor(z, requires_grad=True)
-    outt = torch_loss(ztt)
-    wt = torch.tensor(np.linspace(0.5, 1.5, outt.numel()).reshape(tuple(outt.shape)))
-    (gt,) = torch.autograd.grad((outt * wt).sum(), ztt)
-    return out.numpy(), outt.detach().numpy(), g, gt.numpy()
+    out, (g,) = tv_grads(tv_loss, z)
+    outt, (gt,) = torch_grads(torch_loss, z)
+    return out, outt, g, gt
 
 
 @pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
