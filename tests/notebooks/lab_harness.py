@@ -310,6 +310,16 @@ NODE_IN_VIEW_JS = """(root) => {
     return x > view.left && x < view.right && y > view.top && y < view.bottom;
   });
 }"""
+# one small tape, built in a cell: the widgets' browser tests draw it (x, w named)
+SMALL_TAPE_CELL = (
+    "x = tv.tensor([0.5, -1.0, 2.0], name='x')\n"
+    "w = tv.variable([[0.5, -0.3], [0.1, 0.8], [-0.6, 0.2]], name='w')\n"
+    "with tv.Tape(persistent=True) as tape:\n"
+    "    tape.watch(x)\n"
+    "    h = tv.tanh(x @ w)\n"
+    "    loss = tv.sum(h ** 2)\n"
+    "grads = tape.gradient(loss, [x, w])"
+)
 IDLE_AFTER_RUN_S = 20  # a student reads for a while after Run All; the kernel works ahead
 
 

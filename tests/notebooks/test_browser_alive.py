@@ -17,6 +17,7 @@ import psutil
 import pytest
 from lab_harness import (
     NOTEBOOK7_OWN_ERRORS,
+    SMALL_TAPE_CELL,
     code_cells_notebook,
     idle_click_step_alive,
     open_kernel,
@@ -33,13 +34,7 @@ pytestmark = [pytest.mark.browser, pytest.mark.timeout(1500)]
 MIX_CELLS = [
     "import numpy as np\nimport tapeviz as tv\n"
     "from tapeviz.widgets.lesson_widget import LessonGraphWidget",
-    "x = tv.tensor([0.5, -1.0, 2.0], name='x')\n"
-    "w = tv.variable([[0.5, -0.3], [0.1, 0.8], [-0.6, 0.2]], name='w')\n"
-    "with tv.Tape(persistent=True) as tape:\n"
-    "    tape.watch(x)\n"
-    "    h = tv.tanh(x @ w)\n"
-    "    loss = tv.sum(h ** 2)\n"
-    "grads = tape.gradient(loss, [x, w])",
+    SMALL_TAPE_CELL,
     "tv.GraphWidget(tape, backward='both')",
     "tv.MemoryInspector(tape)",
     "tv.GradCheckWidget(lambda x: tv.tanh(x) * x, np.array([0.5, -1.0, 2.0]))",

@@ -15,6 +15,7 @@ import pytest
 from browser_measure import latencies
 from lab_harness import (
     NOTEBOOK7_OWN_ERRORS,
+    SMALL_TAPE_CELL,
     code_cell,
     code_cells_notebook,
     open_kernel,
@@ -28,14 +29,7 @@ pytestmark = [pytest.mark.browser, pytest.mark.timeout(900)]
 
 NOTEBOOK = "four_widgets.ipynb"
 CELLS = [
-    "import numpy as np\nimport tapeviz as tv\n"
-    "x = tv.tensor([0.5, -1.0, 2.0], name='x')\n"
-    "w = tv.variable([[0.5, -0.3], [0.1, 0.8], [-0.6, 0.2]], name='w')\n"
-    "with tv.Tape(persistent=True) as tape:\n"
-    "    tape.watch(x)\n"
-    "    h = tv.tanh(x @ w)\n"
-    "    loss = tv.sum(h ** 2)\n"
-    "grads = tape.gradient(loss, [x, w])",
+    "import numpy as np\nimport tapeviz as tv\n" + SMALL_TAPE_CELL,
     "graph = tv.GraphWidget(tape)\ngraph",
     "stepper = tv.BackpropStepper(tape)\nstepper",
     "check = tv.GradCheckWidget(lambda x: tv.tanh(x) * x, np.array([0.5]))\ncheck",
