@@ -4,6 +4,9 @@
 
 from __future__ import annotations
 
+import sys as _sys
+from types import ModuleType as _ModuleType
+
 from .. import operators as _operators_module
 from .contract import (
     cross,
@@ -193,9 +196,7 @@ from .shape import (
 __all__ = [
     n
     for n, v in list(globals().items())
-    if not n.startswith("_") and (n == "linalg" or not isinstance(v, type(_operators_module)))
+    if not n.startswith("_") and (n == "linalg" or not isinstance(v, _ModuleType))
 ]
-
-import sys as _sys  # noqa: E402
 
 _operators_module._ops = _sys.modules[__name__]

@@ -38,8 +38,18 @@ NAN_SIGN = ("abs", "fabs")
 # (PyTorch: prod / x = inf / inf); sinc's Taylor series at 0; logaddexp at -inf (the limit
 # of the softmax weights); std at zero spread (PyTorch's own reverse-mode subgradient, 0,
 # which its forward mode does not follow). Programs where such an op sees a non-finite value
-# or a zero are tagged: a tapeviz derivative (a number or inf) against the oracle's NaN is that rule.
+# or a zero (std: gives a zero) are tagged: a tapeviz derivative (a number or inf) against the
+# oracle's NaN is that rule.
 EXACT_LIMIT = ("prod", "cumprod", "sinc", "logaddexp", "logaddexp2", "std")
+
+
+def _at_a_limit(name: str, operands: list, result) -> bool:
+    """Whether an ``EXACT_LIMIT`` op is at one of its special points here."""
+    if name == "std":
+        return bool((np.asarray(result) == 0).any())
+    return any(((v == 0) | ~np.isfinite(v)).any() for v in map(np.asarray, operands)
+               if v.dtype.kind in "fiub")  # fmt: skip
+
 
 _NS: dict = {}
 exec(COMMON + NUMPY, _NS)  # noqa: S102 - the numpy mirror's own prelude
@@ -259,8 +269,6 @@ class Generator:
             raise Refused("non-finite input to a linear-algebra op")
         if op.name in NAN_SIGN and any(np.isnan(self._value(x)).any() for x in args):
             self.prog.tags.add("nan-sign")
-        if op.name in EXACT_LIMIT:
-            self.prog.tags.add("exact-limit")
         if op.name == "pow" and isinstance(args[1], str) and (self._value(args[0]) == 0).any():
             # 0 ** y is 0 for every y > 0, so its derivatives in y are 0 (tapeviz), where
             # PyTorch's second order gives log(0)^2 * 0 = NaN, and the NaN spreads through
@@ -272,6 +280,8 @@ class Generator:
         out = f"v{len(self.prog.leaves) + len(self.prog.stmts)}"
         stmt = Stmt(out, op, form, args, params, np.dtype("float64"))
         raw = self._evaluate(stmt)
+        if op.name in EXACT_LIMIT and _at_a_limit(op.name, [self._value(x) for x in args], raw):
+            self.prog.tags.add("exact-limit")
         dtypes = [self._dtype(x) for x in args if not (isinstance(x, Const) and x.kind == "scalar")]
         scalars = [x.value for x in args if isinstance(x, Const) and x.kind == "scalar"]
         stmt.dtype = expected_dtype(op, raw.dtype, dtypes, scalars, op.forms[form])

@@ -206,6 +206,7 @@ def _compare(prog, mode, got, want, lowp, ref, fail):
     all64 = all(d == np.float64 for d in floats)
     # a program that rounds to float32 or float16 anywhere is judged at that precision
     lowest = max(floats, key=lambda d: np.finfo(d).eps) if floats else np.dtype(np.float64)
+    nan_loss = mode not in ("value", "jvp") and _loss_is_nan(prog)
     for k, (g, w, dt, name) in enumerate(zip(got, want, dtypes, labels)):
         g = np.asarray(g)
         if g.dtype != dt:
@@ -228,7 +229,7 @@ def _compare(prog, mode, got, want, lowp, ref, fail):
             # anywhere when the loss itself is NaN (the formulas differ in what they make of
             # a NaN: PyTorch's elu passes dy through it, as if it were positive)
             nan_ok = nan_ok | ~np.isfinite(np.asarray(prog.leaves[prog.diff[k]].value, float))
-            nan_ok = nan_ok | _loss_is_nan(prog)
+            nan_ok = nan_ok | nan_loss
         ulps = max(s.op.ulps for s in prog.stmts) if prog.stmts else ULPS
         why = mismatch(g, w, dt, err, nan_ok=nan_ok, ulps=ulps,
                        number_ok=mode != "value" and "exact-limit" in prog.tags)  # fmt: skip
