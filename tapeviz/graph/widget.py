@@ -476,6 +476,7 @@ class GraphWidget(anywidget.AnyWidget):
         (a view shown again asks for them)."""
         keep = {self.view_key: self._cache[self.view_key]} if self.view_key in self._cache else {}
         self._cache = OrderedDict(keep)
+        self._renders.clear()  # the layouts tried for the first view (up to 12 pictures)
         self._details, self._sent = {}, set()
         self.views = {}
 
