@@ -7,8 +7,11 @@ from collections import namedtuple
 
 import numpy as np
 
+from . import ops
+from .arrays import to_array
 from .tape import Tape
-from .tensor import Tensor, Variable, _to_array
+from .tensor import Tensor
+from .tensor_kinds import Variable
 
 __all__ = [
     "grad",
@@ -28,7 +31,7 @@ VariableGrads = namedtuple("VariableGrads", ["value", "grads"])
 def _input(x, fn_name: str) -> Tensor:
     if isinstance(x, Tensor):
         return x
-    arr = _to_array(x, where=fn_name)
+    arr = to_array(x, where=fn_name)
     if arr.dtype.kind != "f":
         arr = arr.astype(np.float32)
     return Tensor(arr)
@@ -49,8 +52,6 @@ def _value_and_grads(f, args, dy, api: str):
             f"{api}({_name(f)}): the function must return a Tensor, got {type(y).__name__}"
         )
     g = iter(tape.gradient(y, floats, output_gradients=dy, unconnected_gradients="zero"))
-    from . import ops
-
     return y, [next(g) if x.dtype.kind == "f" else ops.zeros_like(x) for x in xs]
 
 
@@ -209,8 +210,6 @@ def jvp(f, primals, tangents):
         >>> jv.numpy()
         array([2., 4.], dtype=float32)
     """
-    from . import ops
-
     primals = [_input(p, f"jvp({_name(f)})") for p in primals]
     tangents = [_input(t, f"jvp({_name(f)})") for t in tangents]
     if len(primals) != len(tangents):
@@ -257,7 +256,6 @@ def jacobian(f):
         array([[2., 0.],
                [0., 4.]], dtype=float32)
     """
-    from . import ops
 
     def j(x):
         x = _input(x, f"jacobian({_name(f)})")

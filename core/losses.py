@@ -21,8 +21,9 @@ from __future__ import annotations
 import numpy as np
 
 from . import ops
+from .arrays import to_array
 from .ops.nn import softmax_cross_entropy_with_logits
-from .tensor import Tensor, _to_array
+from .tensor import Tensor
 from .tracing import check_values, traced
 
 __all__ = [
@@ -35,7 +36,7 @@ __all__ = [
 
 def _pred(x, fn: str) -> Tensor:
     if not isinstance(x, Tensor):
-        x = Tensor(np.asarray(_to_array(x, where=fn), dtype=np.float32))
+        x = Tensor(np.asarray(to_array(x, where=fn), dtype=np.float32))
     if x.dtype.kind != "f":
         raise TypeError(f"{fn}: predictions must be floating, got {x.dtype}")
     return x
@@ -47,7 +48,7 @@ def _labels(y, fn: str):
     computes with ops and checks values with ``check_values``."""
     if isinstance(y, Tensor):
         return y if traced(y) else y.numpy()
-    return np.asarray(_to_array(y, where=fn))
+    return np.asarray(to_array(y, where=fn))
 
 
 def _label_tensor(labels, y: np.ndarray, like: Tensor) -> Tensor:
@@ -77,7 +78,7 @@ def _check_options(fn, reduction, label_smoothing=0.0):
 def _weights(weights, shape, like: Tensor, fn: str) -> Tensor:
     """Per-example weights (TensorFlow.js's ``weights``): shape (N,) for a batch of N, or any
     shape that broadcasts against the losses' ``shape``; a Tensor stays one (differentiable)."""
-    w = weights if isinstance(weights, Tensor) else Tensor(np.asarray(_to_array(weights, where=fn)))
+    w = weights if isinstance(weights, Tensor) else Tensor(np.asarray(to_array(weights, where=fn)))
     if w.dtype != like.dtype:
         w = ops.cast(w, like.dtype)
     if w.ndim == 1 and len(shape) > 1 and w.shape[0] == shape[0] and w.shape != shape[-1:]:
@@ -221,7 +222,7 @@ def softmax_cross_entropy(labels, logits, *, reduction="mean", class_weights=Non
 
 def _class_weights(class_weights, c, like, fn) -> Tensor:
     cw = class_weights if isinstance(class_weights, Tensor) else Tensor(
-        np.asarray(_to_array(class_weights, where=fn))
+        np.asarray(to_array(class_weights, where=fn))
     )  # fmt: skip
     if cw.shape != (c,):
         raise ValueError(

@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import engine
+from .. import engine, recording
 from ..ops.elementwise import FROZEN_STOPS, stop_gradient
 from ..tape import Tape
-from ..tensor import Tensor, Variable
+from ..tensor import Tensor
+from ..tensor_kinds import Variable
 from .batched_replay import Unbatchable, replay
 from .outputs import output_functions
 from .report import FAILURE_CLASSES, GradCheckReport, InputCheck
@@ -65,7 +66,7 @@ class FunctionProblem:
         self.stops: list = []  # the values f's stop_gradient calls gave, in order
         token = FROZEN_STOPS.set(self._record_stop)
         try:
-            with engine.no_grad(), self.tape:
+            with recording.no_grad(), self.tape:
                 self.tape.watch([self.xs[i] for i in self.diff])
                 out = f(*self.xs)
         finally:
@@ -93,7 +94,7 @@ class FunctionProblem:
 
         token = FROZEN_STOPS.set(held) if self.stops else None
         try:
-            with engine.no_grad():
+            with recording.no_grad():
                 out = self.f(*_wrap_all(args, self.variables))
         finally:
             if token is not None:
@@ -102,7 +103,7 @@ class FunctionProblem:
 
     def vjp(self, dy) -> list:
         sources = [self.xs[i] for i in self.diff]
-        with engine.no_grad():
+        with recording.no_grad():
             gs = self.tape.gradient(self.out, sources, Tensor(dy.astype(self.out.dtype)))
         out = []
         for k, (g, x) in enumerate(zip(gs, sources)):
@@ -121,7 +122,7 @@ class FunctionProblem:
             return self.f(*full)
 
         fd.__name__ = self.name
-        with engine.no_grad():
+        with recording.no_grad():
             primals = [self.xs[i] for i in self.diff]
             _, out = jvp(fd, primals, [Tensor(t) for t in tangents])
         return out.numpy().astype(np.float64)

@@ -13,8 +13,10 @@ from collections import defaultdict
 
 import numpy as np
 
-from ..engine import name_scope, no_grad
-from ..tensor import Tensor, Variable, _to_array
+from ..arrays import to_array
+from ..recording import name_scope, no_grad
+from ..tensor import Tensor
+from ..tensor_kinds import Variable
 
 __all__ = ["Module", "set_seed"]
 
@@ -52,7 +54,7 @@ def _unique_name(base: str) -> str:
 def _as_input(x, where: str) -> Tensor:
     if isinstance(x, Tensor):
         return x
-    arr = _to_array(x, where=where)
+    arr = to_array(x, where=where)
     if arr.dtype.kind != "f":
         arr = arr.astype(np.float32)
     return Tensor(arr)
