@@ -61,25 +61,14 @@ def run_kernel(name: str, inputs: dict, attrs: dict | None = None):
         >>> tv.run_kernel("Add", {"a": tv.tensor([1.0]), "b": tv.tensor([2.0])}).numpy()
         array([3.], dtype=float32)
     """
-    prim = PRIMITIVES.get(name)
-    if prim is None:
-        get_kernel(name, SCOPED_BACKEND.get() or GLOBAL_BACKEND[0] or get_backend())  # raises,
-        prim = PRIMITIVES[name]  # or loaded a lazily imported backend that has it
-    return bind(prim, inputs, attrs)
-
-
-def bind(prim, inputs: dict, attrs: dict | None = None):
-    """Run primitive ``prim`` on ``inputs`` (``{input name: Tensor}``) with ``attrs``: its
-    kernel for the active backend on raw arrays, the outputs wrapped as Tensors and
-    recorded on every active recorder. ``run_kernel`` (by kernel name) and the ops made by
-    ``tv.define_op`` call it; a Tensor or a tuple of Tensors comes back."""
-    name = prim.name
     if attrs is None:
         attrs = _NO_ATTRS
     backend = SCOPED_BACKEND.get() or GLOBAL_BACKEND[0] or get_backend()
-    config = prim.kernels.get(backend)
+    prim = PRIMITIVES.get(name)
+    config = prim.kernels.get(backend) if prim is not None else None
     if config is None:
         config = get_kernel(name, backend)  # loads a lazily imported backend, or raises
+        prim = PRIMITIVES[name]
     arrays = {}
     foreign = False  # an input wraps a user's numpy array without a copy (tensor_data.py)
     for key, t in inputs.items():
@@ -128,6 +117,13 @@ def bind(prim, inputs: dict, attrs: dict | None = None):
     if hook is not None:
         hook(name, inputs, outputs)
     return result
+
+
+def bind(prim, inputs: dict, attrs: dict | None = None):
+    """Run primitive ``prim`` on ``inputs`` (``{input name: Tensor}``) with ``attrs``: the
+    door of the ops ``tv.define_op`` makes. A primitive is registered under its name, so
+    this is ``run_kernel(prim.name, ...)``: one path (and the hot one pays no extra call)."""
+    return run_kernel(prim.name, inputs, attrs)
 
 
 _KINDS = "fiub"

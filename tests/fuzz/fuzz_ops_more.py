@@ -273,7 +273,7 @@ for _n, _np, _th in [("inv", "np.linalg.inv({x})", "torch.linalg.inv({x})"),
     suffix = {"slogdet": "[1]", "qr": "[1] ** 2", "svdvals": ""}.get(_n, "")
     extra = ", compute_uv=False" if _n == "svdvals" else ""
     add(_n, [f"tv.linalg.{tvname}({{a}}{extra}){suffix}", f"np.linalg.{tvname}({{a}}{extra}){suffix}"],
-        _np.format(x="{a}"), _th.format(x="{a}"), **S, ulps=64 if _n == "pinv" else 16)  # fmt: skip
+        _np.format(x="{a}"), _th.format(x="{a}"), **S, ulps=256 if _n == "pinv" else 16)  # fmt: skip
 for _n, _np, _th in [("cholesky", "np.linalg.cholesky", "torch.linalg.cholesky")]:
     add(_n, [f"tv.linalg.cholesky({SPD_TV})", f"np.linalg.cholesky({SPD_TV})"], f"{_np}({SPD})",
         f"{_th}({SPD_T})", **S)  # fmt: skip
