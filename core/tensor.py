@@ -118,6 +118,13 @@ class Tensor(TensorOperators):
         change a ``Variable`` use ``assign`` (the tape then sees the new version)."""
         return self.numpy()
 
+    def peek(self) -> np.ndarray | None:
+        """The engine's own array, for display (tapeviz's graph, stepper, memory view):
+        not a read (no tracer guard, no ``READS`` hook), so showing a value changes nothing.
+        ``None`` when the tensor was disposed or is a stand-in recorded by shape only. Do not
+        write into it."""
+        return self._data
+
     def item(self):
         """The value of a one-element tensor as a Python number: a constant, inside a tape too
         (``float(x)`` and ``int(x)`` are the same; see the module docstring's rule)."""

@@ -32,9 +32,9 @@ def tensor_index(tape) -> dict:
 
 def stats_section(title: str, t, preview_limit: int = 24) -> dict:
     """Shape, dtype, bytes, min/max/mean/std, a preview and a histogram of ``t``."""
-    if not isinstance(t, Tensor) or t._data is None:
+    a = t.peek() if isinstance(t, Tensor) else None
+    if a is None:
         return {"title": title, "rows": [["value", "released or disposed"]], "preview": ""}
-    a = t._data
     rows = [["shape", fmt_shape(a.shape)], ["dtype", str(a.dtype)], ["bytes", fmt_bytes(a.nbytes)]]
     section = {"title": title, "rows": rows, "preview": "", "histogram": None}
     if a.size == 0:

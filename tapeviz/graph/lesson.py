@@ -91,7 +91,7 @@ def leaf_name(node, slot: str, watched=None) -> str:
     (``2``), else the slot when it says what the value is (``labels``), else ``<op> input``;
     an unnamed watched input or variable (``watched``: the tape's) keeps ``t<id>``."""
     t = node.inputs[slot]
-    d = t._data
+    d = t.peek()
     if watched is not None and (t.id in watched or hasattr(t, "trainable")):
         return f"t{t.id}"  # an input or variable the user left unnamed: its id, not a value
     if d is not None and d.size == 1 and d.dtype.kind in "biuf":
@@ -124,11 +124,11 @@ def _grads(tape) -> dict:
         node = tape.node(step.node_id)
         for t, dy in zip(node.outputs, step.dy):
             if dy is not None:
-                out[t.id] = np.asarray(dy._data, np.float64)
+                out[t.id] = np.asarray(dy.peek(), np.float64)
         for name, g in step.grads.items():
             t = node.inputs[name]
             if tape.producer(t) is None:
-                out[t.id] = out.get(t.id, 0) + np.asarray(g._data, np.float64)
+                out[t.id] = out.get(t.id, 0) + np.asarray(g.peek(), np.float64)
     return out
 
 
@@ -142,10 +142,10 @@ def _buggy_grads(tape) -> dict:
         if len(node.outputs) != 1 or dy is None:
             raise ValueError(f"lesson_graph(accumulation_bug=True): node {node.id} "
                              f"({node.kernel}) has {len(node.outputs)} outputs; expected one")  # fmt: skip
-        dy = np.asarray(dy._data, np.float64)
+        dy = np.asarray(dy.peek(), np.float64)
         new_dy = dy if i == 0 else out.get(node.outputs[0].id, dy)
         for name, g in step.grads.items():
-            g = np.asarray(g._data, np.float64)
+            g = np.asarray(g.peek(), np.float64)
             if g.shape != dy.shape or np.any(dy == 0):
                 raise ValueError(
                     f"lesson_graph(accumulation_bug=True): node {node.id} ({node.kernel}) is "
@@ -153,7 +153,7 @@ def _buggy_grads(tape) -> dict:
                 )
             out[node.inputs[name].id] = new_dy * (g / dy)  # '=' where '+=' belongs
     for step in tape.backward_steps[:1]:
-        out[tape.node(step.node_id).outputs[0].id] = np.asarray(step.dy[0]._data, np.float64)
+        out[tape.node(step.node_id).outputs[0].id] = np.asarray(step.dy[0].peek(), np.float64)
     return out
 
 
@@ -181,7 +181,8 @@ def lesson_data(
         for t in list(node.inputs.values()) + list(node.outputs):
             if t.id not in tensors:
                 name = names.get(t.id) or t.name or f"t{t.id}"
-                value = None if t._data is None else np.asarray(t._data)
+                d = t.peek()
+                value = None if d is None else np.asarray(d)
                 tensors[t.id] = {"name": name, "value": value, "grad": grads.get(t.id)}
         ops.append({"id": node.id, "kernel": node.kernel,
                     "symbol": OP_SYMBOLS.get(node.kernel, str(node.label).lower()),

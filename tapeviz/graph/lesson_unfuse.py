@@ -38,7 +38,7 @@ def unfuse(tape, data: dict, grads_of) -> dict:
 def _expand(tape, node, make, data, grads_of) -> list:
     from .lesson import OP_SYMBOLS, derived_name, leaf_name
 
-    copies = {k: core.tensor(np.array(t._data)) for k, t in node.inputs.items()}
+    copies = {k: core.tensor(np.array(t.peek())) for k, t in node.inputs.items()}
     with core.Tape() as sub:
         sub.watch(list(copies.values()))
         out = make(copies, node.attrs)
@@ -55,7 +55,7 @@ def _expand(tape, node, make, data, grads_of) -> list:
                 out_ = any(t is o for o in n.outputs)
                 slot = next(k for k, v in n.inputs.items() if v is t) if not out_ else ""
                 names[t.id] = derived_name(n, names) if out_ else leaf_name(n, slot)
-                data["tensors"][t.id] = {"name": names[t.id], "value": np.asarray(t._data),
+                data["tensors"][t.id] = {"name": names[t.id], "value": np.asarray(t.peek()),
                                          "grad": grads.get(t.id)}  # fmt: skip
     return [
         {

@@ -27,9 +27,8 @@ def json_safe(v, depth: int = 0):
 
 def tensor_value(t, limit: int):
     """The value of ``t`` as nested lists when it has at most ``limit`` elements, else None."""
-    if not isinstance(t, Tensor) or t._data is None or t._data.size > limit:
-        return None
-    return t._data.tolist()
+    d = t.peek() if isinstance(t, Tensor) else None
+    return None if d is None or d.size > limit else d.tolist()
 
 
 _DTYPE_NAMES: dict = {}  # str(dtype) is slow in numpy 2; 1,000-node tapes ask it often
@@ -43,14 +42,15 @@ def dtype_name(dt) -> str:
 
 
 def meta(t: Tensor) -> dict:
-    d = t._data
+    d = t.peek()
     if d is None:
         return {"shape": None, "dtype": None, "bytes": 0}
     return {"shape": list(d.shape), "dtype": dtype_name(d.dtype), "bytes": int(d.nbytes)}
 
 
 def nbytes(t) -> int:
-    return int(t._data.nbytes) if t._data is not None else 0
+    d = t.peek()
+    return int(d.nbytes) if d is not None else 0
 
 
 def fusion(node) -> str | None:

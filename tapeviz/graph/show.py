@@ -32,7 +32,7 @@ def mode_of(backward) -> str:
 
 
 def _find_tape(t: Tensor) -> Tape:
-    hits = [tp for tp in live_tapes() if t.id in tp._producer]
+    hits = [tp for tp in live_tapes() if tp.producer(t) is not None]
     if not hits:
         raise ValueError(
             f"show_graph: tensor {t.name or f't{t.id}'} was not produced on any live tape; "

@@ -1,8 +1,9 @@
 """``tv.GraphWidget``: the tape's graph in JupyterLab — click a node, zoom, pan, switch views.
 
-Why anywidget: the front end is one small ES module (``tapeviz/static/graph_widget.js``)
-shipped inside the Python package, so there is no npm build and no JupyterLab extension to
-install or keep in step; the same widget runs in JupyterLab, Notebook 7, VS Code and Colab.
+Why anywidget: the front end is one small ES module shipped inside the Python package (the
+parts in ``tapeviz/static/graph/``, joined by ``view_module``), so there is no npm build and
+no JupyterLab extension to install or keep in step; the same widget runs in JupyterLab,
+Notebook 7, VS Code and Colab.
 Python owns the state (ipywidgets traits synced to the view): the view reports clicks
 (``selected``) and toolbar choices (``mode``, ``show_saved``, ``show_values``, ``expanded``);
 Python renders ``svg`` and computes ``details``, so every behaviour is testable without a
@@ -12,7 +13,8 @@ Why the view answers at once: a round trip through the kernel costs 50-150 ms in
 before any work is done, so the pictures a control leads to are drawn ahead. ``views`` holds
 the other modes of a small graph; while the kernel is idle, Python renders the neighbours of
 the current view (the toggles, each collapsed group opened, each opened one folded) and sends
-them as custom messages keyed by ``state_key``; a pointer resting on a group asks for that
+them as custom messages, each picture with the state it shows (the view keys them: the key
+is built in one place, graph/cache.js's ``keyOf``); a pointer resting on a group asks for that
 group's picture. The view shows a picture it holds as soon as the control is used and tells
 Python afterwards (Python then sets the same ``svg``). The details of every node of a small
 graph go along too, and the stepper's highlights are ``frames`` that the view applies to the
@@ -43,7 +45,8 @@ CACHE_CHARS = 48 << 20  # rendered pictures kept in the kernel
 DETAILS_AHEAD = 160  # a graph of at most this many nodes sends every node's details at once
 HELLO_DELAY_S = 0.25  # a new view is painted before the kernel starts drawing ahead
 # the canvas a first view is laid out for (CSS px): the widget in JupyterLab's notebook at a
-# 1400 px window, VIEW_HEIGHT of graph_widget.js high; LEGIBLE_PX: the smallest text it opens at
+# 1400 px window, VIEW_HEIGHT of static/graph/panzoom.js high; LEGIBLE_PX: the smallest text
+# it opens at
 BOX_PX = (940, 600)
 LEGIBLE_PX = 11
 SMALL_AREA = 2.0  # op by op up to twice the box at LEGIBLE_PX: opened on the output, most shows
@@ -82,15 +85,46 @@ def _opening(svg: str, box=BOX_PX) -> tuple[float, float, float, float]:
     return scale, scale * font, (w * legible) * (h * legible) / (box[0] * box[1]), h * scale
 
 
-def state_key(mode, show_saved, show_values, collapse, rankdir, expanded) -> str:
-    """The key of one picture; graph_widget.js builds the same string (``keyOf``).
+# the view's ES module: anywidget loads one module (relative imports do not resolve from the
+# blob it loads), so the parts under static/graph/ are joined in this order; each holds the
+# top-level functions of one concern, and only the last has `export default`
+VIEW_PARTS = (
+    "dom.js",  # elements, the SVG parsed safely
+    "panel.js",  # the details panel, the legend
+    "toolbar.js",  # the elements and controls
+    "panzoom.js",  # opening scale, zoom, pan, "fit"
+    "nodes.js",  # selection, pointer, links, the stepper's highlights; a node's handlers
+    "groups.js",  # open and fold groups, the breadcrumb
+    "search.js",  # find a name
+    "picture.js",  # parse, wire and show an SVG
+    "cache.js",  # pictures drawn ahead by key, messages with Python
+    "main.js",  # render: the parts wired together
+)
+
+
+def view_module() -> str:
+    """The GraphWidget's ES module: ``VIEW_PARTS`` joined, each after a ``// --- name`` line."""
+    folder = _STATIC / "graph"
+    return "\n".join(f"// --- {p}\n{(folder / p).read_text()}" for p in VIEW_PARTS)
+
+
+def picture_id(state: dict) -> tuple:
+    """Python's own key of a view's state (its cache of pictures, what the view holds). It is
+    never sent: a picture goes to the view with its state, and the view keys it (``keyOf``).
 
     Example:
-        >>> state_key("both", True, False, "auto", "", ["m0", "c3"])
-        'both|1|0|auto||c3,m0'
+        >>> picture_id({"mode": "both", "show_saved": 1, "show_values": False,
+        ...             "collapse": "auto", "rankdir": "", "expanded": ["m0", "c3"]})
+        ('both', True, False, 'auto', '', ('c3', 'm0'))
     """
-    flags = f"{int(bool(show_saved))}|{int(bool(show_values))}"
-    return f"{mode}|{flags}|{collapse}|{rankdir}|{','.join(sorted(expanded))}"
+    return (
+        state["mode"],
+        bool(state["show_saved"]),
+        bool(state["show_values"]),
+        state["collapse"],
+        state["rankdir"],
+        tuple(sorted(state["expanded"])),
+    )
 
 
 class GraphWidget(anywidget.AnyWidget):
@@ -110,7 +144,7 @@ class GraphWidget(anywidget.AnyWidget):
         ['kernel', 'Mul']
     """
 
-    _esm = _STATIC / "graph_widget.js"
+    _esm = view_module()
     _css = _STATIC / "graph_widget.css"
 
     svg = t.Unicode("", help="the rendered graph, SVG text").tag(sync=True)
@@ -137,11 +171,11 @@ class GraphWidget(anywidget.AnyWidget):
     key = t.List(help="the legend as data: [fill, border, style, words] per style drawn").tag(
         sync=True
     )
-    views = t.Dict(
-        help="{state key: [svg, key]} drawn ahead (the other modes): a switch needs no round trip"
+    views = t.List(
+        help="[[state, svg, key], ...] drawn ahead (the other modes): a switch needs no round trip"
     ).tag(sync=True)
-    view_key = t.Unicode(
-        "", help="the state_key of `svg` ('' when highlighted: not reused for another view)"
+    view_state = t.Dict(
+        help="the state `svg` shows ({} when highlighted: not reused for another view)"
     ).tag(sync=True)
     frames = t.List(
         help="highlights the browser applies, one {node id: state} per step (the stepper)"
@@ -172,11 +206,11 @@ class GraphWidget(anywidget.AnyWidget):
         self._max_nodes = max_nodes
         self._engine = engine
         self._ready = False
-        self._cache: OrderedDict = OrderedDict()  # state key -> (svg, key), oldest first
+        self._cache: OrderedDict = OrderedDict()  # picture_id -> (state, svg, key), oldest first
         self._renders: OrderedDict = OrderedDict()  # layouts tried and drawn, the latest last
         self._layouts: dict = {}  # (mode, toggles, collapse, rankdir) -> the layout chosen
         self._details: dict = {}
-        self._sent: set = set()  # state keys whose picture the view holds
+        self._sent: set = set()  # picture_ids of the pictures the view holds
         self._generation = 0  # bumped by every redraw: work ahead for an older view stops
         self._views = 0  # views shown (hello, bye): none left, nothing is drawn ahead
         super().__init__(
@@ -207,7 +241,7 @@ class GraphWidget(anywidget.AnyWidget):
         return self
 
     def redraw(self) -> None:
-        """Render ``svg`` (and ``key``, ``view_key``) from the current traits."""
+        """Render ``svg`` (and ``key``, ``view_state``) from the current traits."""
         if not self._ready:
             return
         if self.mode != "forward" and not self.has_backward:
@@ -219,12 +253,12 @@ class GraphWidget(anywidget.AnyWidget):
         try:
             state = self._state()
             if self.highlighted:
-                (svg, key), view_key = self._draw(**state), ""
+                (svg, key), view_state = self._draw(**state), {}
             else:
-                (svg, key), view_key = self._picture(state), state_key(**state)
-                self._sent.add(view_key)
+                (svg, key), view_state = self._picture(state), state
+                self._sent.add(picture_id(state))
             with self.hold_sync():  # one message: the view knows which picture this is
-                self.view_key, self.key, self.svg, self.error = view_key, key, svg, ""
+                self.view_state, self.key, self.svg, self.error = view_state, key, svg, ""
         except Exception as e:  # errors are part of the UI: shown in place of the graph
             self.error = f"graph could not be drawn: {type(e).__name__}: {e}"
             return
@@ -328,28 +362,28 @@ class GraphWidget(anywidget.AnyWidget):
 
     def _picture(self, state: dict) -> tuple[str, list]:
         """The picture of ``state`` (no highlight), rendered once and kept."""
-        k = state_key(**state)
+        k = picture_id(state)
         hit = self._cache.get(k)
         if hit is None:
-            hit = self._cache[k] = self._draw(**state)
-            size = sum(len(v[0]) for v in self._cache.values())
+            hit = self._cache[k] = (state, *self._draw(**state))
+            size = sum(len(v[1]) for v in self._cache.values())
             while size > CACHE_CHARS and len(self._cache) > 1:
-                size -= len(self._cache.popitem(last=False)[1][0])
+                size -= len(self._cache.popitem(last=False)[1][1])
         self._cache.move_to_end(k)
-        return hit
+        return hit[1:]
 
     def _draw_modes_ahead(self) -> None:
         """A small graph's other modes go with the first view: a switch is then instant."""
         if len(self.data.ops) > self._max_nodes or self.highlighted or not self.has_backward:
             return
         try:
-            views = {}
+            views = []
             for mode in ("forward", "backward", "both"):
                 state = self._state(mode=mode)
-                views[state_key(**state)] = list(self._picture(state))
+                views.append([state, *self._picture(state)])
         except Exception:  # the current view is drawn; the others come when asked for
             return
-        self._sent.update(views)
+        self._sent.update(picture_id(v[0]) for v in views)
         self.views = views
 
     def _neighbours(self) -> list[dict]:
@@ -394,8 +428,7 @@ class GraphWidget(anywidget.AnyWidget):
         def one() -> bool:
             while queue:
                 state = queue.pop(0)
-                k = state_key(**state)
-                if k in self._sent:
+                if picture_id(state) in self._sent:
                     continue
                 t0 = time.perf_counter()
                 try:
@@ -406,7 +439,7 @@ class GraphWidget(anywidget.AnyWidget):
                 deadline[0] -= time.perf_counter() - t0
                 if budget[0] < 0:
                     return False
-                self._send_pictures({k: list(picture)})
+                self._send_pictures([[state, *picture]])
                 if deadline[0] < 0:
                     return False
                 break
@@ -414,8 +447,9 @@ class GraphWidget(anywidget.AnyWidget):
 
         run_ahead(lambda: generation == self._generation, one, delay)
 
-    def _send_pictures(self, pictures: dict) -> None:
-        self._sent.update(pictures)
+    def _send_pictures(self, pictures: list) -> None:
+        """``[[state, svg, key], ...]`` to the view, which keys them by their state."""
+        self._sent.update(picture_id(p[0]) for p in pictures)
         self.send({"pictures": pictures})
 
     def _details_of(self, node_id: str) -> dict:
@@ -448,12 +482,13 @@ class GraphWidget(anywidget.AnyWidget):
                 forget_unseen(lambda: not self._views, self._forget)
         if content.get("hello"):
             self._views += 1
-            self._sent = set(self.views) | {self.view_key}
-            budget, pictures = AHEAD_CHARS, {}
+            shown = [self.view_state] if self.view_state else []
+            self._sent = {picture_id(s) for s in [v[0] for v in self.views] + shown}
+            budget, pictures = AHEAD_CHARS, []
             for k, v in reversed(self._cache.items()):  # the latest first
-                if k not in self._sent and len(v[0]) <= budget:
-                    budget -= len(v[0])
-                    pictures[k] = list(v)
+                if k not in self._sent and len(v[1]) <= budget:
+                    budget -= len(v[1])
+                    pictures.append(list(v))
             if pictures:
                 self._send_pictures(pictures)
             ids = [i for i in dict.fromkeys(_NODE_ID.findall(self.svg)) if not _GROUP.fullmatch(i)]
@@ -464,7 +499,7 @@ class GraphWidget(anywidget.AnyWidget):
         if isinstance(want, dict) and not self.highlighted:
             try:
                 state = self._state(**{k: want[k] for k in self._state() if k in want})
-                self._send_pictures({state_key(**state): list(self._picture(state))})
+                self._send_pictures([[state, *self._picture(state)]])
             except Exception:  # a bad request from the view: nothing to send
                 pass
         ids = content.get("details")
@@ -474,11 +509,11 @@ class GraphWidget(anywidget.AnyWidget):
     def _forget(self) -> None:
         """No view for a while: keep the current picture, drop the others and the details
         (a view shown again asks for them)."""
-        keep = {self.view_key: self._cache[self.view_key]} if self.view_key in self._cache else {}
-        self._cache = OrderedDict(keep)
+        k = picture_id(self.view_state) if self.view_state else None
+        self._cache = OrderedDict({k: self._cache[k]} if k in self._cache else {})
         self._renders.clear()  # the layouts tried for the first view (up to 12 pictures)
         self._details, self._sent = {}, set()
-        self.views = {}
+        self.views = []
 
     def _repr_mimebundle_(self, **kwargs):
         bundle = super()._repr_mimebundle_(**kwargs)

@@ -15,6 +15,7 @@ import re
 import numpy as np
 
 from tapeviz.core.gradients.formulas import fill
+from tapeviz.core.tensor import Tensor
 
 __all__ = ["chain_rule_latex", "gradient_formula", "tex_name", "tex_to_text"]
 
@@ -121,7 +122,7 @@ def tex_to_text(tex: str) -> str:
 
 def _num(t) -> str | None:
     """A scalar tensor's value for a formula, in parentheses; None when not a scalar."""
-    data = None if t is None else getattr(t, "_data", None)
+    data = t.peek() if isinstance(t, Tensor) else None
     if data is None or np.size(data) != 1:
         return None
     return f"({float(np.asarray(data).reshape(-1)[0]):.4g})"

@@ -34,10 +34,11 @@ class SavedRow:
     def value(self):
         """The saved array, or None when it was released and is no longer reachable."""
         s, node = self.saved, self.node
-        if s.tensor is not None and s.tensor._data is not None:
-            return s.tensor._data
+        d = s.tensor.peek() if s.tensor is not None else None
+        if d is not None:
+            return d
         t = _linked_tensor(node, s)
-        return None if t is None or t._data is None else t._data
+        return None if t is None else t.peek()
 
 
 @dataclass

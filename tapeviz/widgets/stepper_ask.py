@@ -14,6 +14,7 @@ import html
 import ipywidgets as W
 import numpy as np
 
+from tapeviz.core.tensor import Tensor
 from tapeviz.graph.lesson import lesson_graph
 from tapeviz.present.ahead import serialized
 from tapeviz.teach.patterns import describe
@@ -133,7 +134,7 @@ class AskPanel:
         self.feedback = {}
         for slot, box in self.inputs.items():
             got = _parse(box.value)
-            want = np.asarray(step.grads[slot]._data, np.float64)
+            want = np.asarray(step.grads[slot].peek(), np.float64)
             if got is None:
                 self.feedback[slot] = "type a number (or a list of numbers)"
             else:
@@ -174,7 +175,7 @@ class AskPanel:
 
 
 def _fmt(t) -> str:
-    a = np.asarray(t._data if hasattr(t, "_data") else t, np.float64)
+    a = np.asarray(t.peek() if isinstance(t, Tensor) else t, np.float64)
     if a.size == 1:
         return f"{float(a.reshape(-1)[0]):.4g}"
     return np.array2string(a, precision=3, separator=", ")

@@ -10,14 +10,15 @@ from __future__ import annotations
 
 import numpy as np
 
+from tapeviz.core.tensor import Tensor
+
 from .formulas import gradient_formula
 from .memory_data import _linked_tensor
 
 
 def _arr(t):
-    if t is None or getattr(t, "_data", None) is None:
-        return None
-    return np.asarray(t._data)
+    d = t.peek() if isinstance(t, Tensor) else None
+    return None if d is None else np.asarray(d)
 
 
 def consumers(tape) -> dict:

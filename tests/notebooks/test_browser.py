@@ -8,7 +8,7 @@ idle, a node clicked, the stepper stepped, and the same kernel process still run
 (issue 28: notebook 02 used to lose its kernel 15 s after Run All). Screenshots:
 test-artifacts/browser/.
 
-Selectors live in TARGETS (and TV_ERRORS); they follow tapeviz/static/graph_widget.js and
+Selectors live in TARGETS (and TV_ERRORS); they follow tapeviz/static/graph/ (the graph view) and
 tapeviz/widgets/gradcheck_widget.py as they stand.
 """
 

@@ -12,7 +12,7 @@ from tapeviz.graph import extract, render_svg, to_dot
 from tapeviz.graph.nodes import LEGEND_COLUMNS
 from tapeviz.graph.render import render_with_key, style_plain_labels
 from tapeviz.graph.style import MIN_PT
-from tapeviz.graph.widget import state_key
+from tapeviz.graph.widget import picture_id
 
 SVG = "{http://www.w3.org/2000/svg}"
 
@@ -127,15 +127,28 @@ def test_wasm_labels_get_bold_titles_and_small_print():
     assert 'font-weight="bold"' in style_plain_labels(raw + "\n</svg>")
 
 
+def _id(mode, show_saved, show_values, collapse, rankdir, expanded) -> tuple:
+    return picture_id(dict(mode=mode, show_saved=show_saved, show_values=show_values,
+                           collapse=collapse, rankdir=rankdir, expanded=expanded))  # fmt: skip
+
+
+def _ids(sent) -> list:
+    """The picture_ids of the pictures in the messages ``sent``, each with its state."""
+    return [picture_id(state) for m in sent for state, _svg, _key in m.get("pictures", [])]
+
+
 def test_widget_draws_modes_ahead_and_switches_without_a_redraw():
     tape, *_ = reuse_tape()
     w = tv.GraphWidget(tape)
-    key = {m: state_key(m, True, True, "auto", "", []) for m in ("forward", "backward", "both")}
-    assert set(w.views) == set(key.values()) and w.view_key == key["forward"]
-    before = dict(w.views)
+    key = {m: _id(m, True, True, "auto", "", []) for m in ("forward", "backward", "both")}
+    views = {picture_id(state): (svg, k) for state, svg, k in w.views}
+    assert set(views) == set(key.values()) and picture_id(w.view_state) == key["forward"]
+    before = list(w.views)
     w.mode = "both"
-    assert w.svg == before[key["both"]][0] and w.key == before[key["both"]][1]
-    assert w.view_key == key["both"] and w.views == before  # nothing was drawn again
+    assert (w.svg, w.key) == views[key["both"]]
+    assert picture_id(w.view_state) == key["both"] and w.views == before  # nothing drawn again
+    w.highlight({"n0": "current"})  # a highlighted picture is not kept for another view
+    assert w.view_state == {}
 
 
 def _sent(w) -> list:
@@ -151,15 +164,15 @@ def test_widget_answers_the_views_requests_for_pictures_and_details():
     sent = _sent(w)
     gid = re.findall(r"<title>(c\d+)</title>", w.svg)[0]
     w._on_message(w, {"want": {"expanded": [gid]}}, [])  # a pointer rests on the group
-    ((k, (svg, _)),) = sent[-1]["pictures"].items()
-    assert k == state_key("forward", True, True, "auto", "", [gid]) and f"cluster_x{gid}" in svg
+    ((state, svg, _),) = sent[-1]["pictures"]
+    assert picture_id(state) == _id("forward", True, True, "auto", "", [gid])
+    assert f"cluster_x{gid}" in svg
     w.expanded = [gid]  # the click: Python's picture is the one the view already shows
-    assert w.svg == svg and w.view_key == k
+    assert w.svg == svg and w.view_state == state
     w._on_message(w, {"details": ["n1"]}, [])
     assert sent[-1]["details"]["n1"]["rows"][0][0] == "kernel"
     w._on_message(w, {"hello": True}, [])  # a new view gets what was drawn
-    assert any(state_key("forward", True, True, "auto", "", []) in m.get("pictures", {})
-               for m in sent[-2:])  # fmt: skip
+    assert _id("forward", True, True, "auto", "", []) in _ids(sent[-2:])
     small, *_ = reuse_tape()
     s = tv.GraphWidget(small)
     sent = _sent(s)
@@ -180,7 +193,7 @@ def test_in_a_kernel_the_widget_draws_the_neighbouring_views_while_idle(monkeypa
     w = tv.GraphWidget(scoped_tape(blocks=3, ops_per_block=24), engine="wasm")
     sent = _sent(w)
     groups = re.findall(r"<title>(c\d+)</title>", w.svg)
-    opened = {state_key("forward", True, False, "auto", "", [g]) for g in groups}
+    opened = {_id("forward", True, False, "auto", "", [g]) for g in groups}
 
     async def kernel():  # as in a cell: the redraw happens inside the kernel's event loop
         w.show_values = False
@@ -189,24 +202,23 @@ def test_in_a_kernel_the_widget_draws_the_neighbouring_views_while_idle(monkeypa
         drawn = set(w._cache)
         w._on_message(w, {"hello": True}, [])  # a view: it says hello once it is painted
         await asyncio.sleep(0)
-        new = {k for m in sent for k in m.get("pictures", {})} - drawn
+        new = set(_ids(sent)) - drawn
         assert new == set()  # what was drawn goes at once; nothing new until the view paints
-        both = state_key("both", False, False, "auto", "", [])
+        both = _id("both", False, False, "auto", "", [])
         for _ in range(3000):  # until every group's picture and the "both" view were sent
             await asyncio.sleep(0.02)  # (60 s at most: no fixed wait, a busy machine is slow)
-            if opened | {both} <= {k for m in sent for k in m.get("pictures", {})}:
+            if opened | {both} <= set(_ids(sent)):
                 break
         await asyncio.sleep(0.5)  # and the rest of the queue (a picture sent twice shows)
 
     with concurrent.futures.ThreadPoolExecutor(1) as pool:  # see test_gradcheck_widget
         pool.submit(asyncio.run, kernel()).result()
-    ahead = {k for m in sent for k in m.get("pictures", {})}
+    ahead = set(_ids(sent))
     assert opened <= ahead  # every group, opened
-    keys = [k for m in sent for k in m.get("pictures", {})]
-    assert len(keys) == len(set(keys))  # each picture sent once
-    assert state_key("both", False, False, "auto", "", []) in ahead
+    assert len(_ids(sent)) == len(ahead)  # each picture sent once
+    assert _id("both", False, False, "auto", "", []) in ahead
     w.show_values = True  # outside a loop: nothing is drawn ahead
-    assert len({k for m in sent for k in m.get("pictures", {})}) == len(ahead)
+    assert len(set(_ids(sent))) == len(ahead)
 
 
 def test_widget_opens_big_tapes_collapsed_and_expands_on_request():

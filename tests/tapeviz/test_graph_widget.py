@@ -1,4 +1,7 @@
 import pathlib
+import re
+import shutil
+import subprocess
 
 import pytest
 from graph_cases import reuse_tape, styles_tape
@@ -6,6 +9,7 @@ from graph_cases import reuse_tape, styles_tape
 import tapeviz as tv
 from tapeviz.graph import GraphView
 from tapeviz.graph.show import fit_width
+from tapeviz.graph.widget import VIEW_PARTS, view_module
 
 
 def test_widget_traits_have_help_and_start_rendered():
@@ -104,9 +108,46 @@ def test_fit_width_shrinks_wide_graphs_but_keeps_text_legible():
 
 def test_widget_esm_and_css_ship_with_the_package():
     static = pathlib.Path(tv.__file__).parent / "static"
-    js = (static / "graph_widget.js").read_text()
-    assert "export default" in js and 'model.set("selected"' in js
+    js = tv.GraphWidget._esm
+    assert js == view_module() and 'model.set("selected"' in js
     assert (static / "graph_widget.css").is_file()
+
+
+def _functions(js: str) -> dict:
+    """``{name: lines}`` of the top-level functions of ``js`` (``function f(`` to ``}``)."""
+    out, name, start = {}, None, 0
+    for i, line in enumerate(js.splitlines()):
+        m = re.match(r"function (\w+)\(", line)
+        if m:
+            name, start = m[1], i
+        elif name and line == "}":
+            out[name], name = i - start + 1, None
+    return out
+
+
+def test_the_view_module_is_its_parts_each_short_top_level_functions():
+    """anywidget loads one module (no relative imports from its blob): the parts under
+    static/graph/ are joined in VIEW_PARTS's order, the last one exports; each function
+    is short (graph_widget.js had one 495-line ``render``)."""
+    folder = pathlib.Path(tv.__file__).parent / "static" / "graph"
+    assert sorted(p.name for p in folder.glob("*.js")) == sorted(VIEW_PARTS)  # none left out
+    exports = [p for p in VIEW_PARTS if "export default" in (folder / p).read_text()]
+    assert exports == [VIEW_PARTS[-1]] == ["main.js"]
+    js = view_module()
+    assert not re.search(r"^\s*import\b", js, re.M)
+    names = re.findall(r"^(?:function|const|let) (\w+)", js, re.M)
+    assert len(names) == len(set(names)), "a top-level name is defined twice"
+    lines = _functions(js)
+    assert "render" in lines and lines["render"] <= 15, lines.get("render")
+    assert max(lines.values()) <= 60, max(lines.items(), key=lambda kv: kv[1])
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="node checks the module's syntax")
+def test_the_view_module_parses(tmp_path):
+    path = tmp_path / "graph_view.mjs"
+    path.write_text(view_module())
+    out = subprocess.run(["node", "--check", str(path)], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
 
 
 def test_show_graph_targets(tmp_path):
