@@ -14,6 +14,8 @@ import numpy as np
 
 import tapeviz.core as core
 
+from .lesson_names import OP_SYMBOLS, derived_name, leaf_name
+
 __all__ = ["unfuse"]
 
 
@@ -36,8 +38,6 @@ def unfuse(tape, data: dict, grads_of) -> dict:
 
 
 def _expand(tape, node, make, data, grads_of) -> list:
-    from .lesson import OP_SYMBOLS, derived_name, leaf_name
-
     copies = {k: core.tensor(np.array(t.peek())) for k, t in node.inputs.items()}
     with core.Tape() as sub:
         sub.watch(list(copies.values()))

@@ -183,7 +183,7 @@ def _fmt(t) -> str:
 
 def _expression(node, names: dict) -> str:
     """``"a × b"`` for a binary op, ``"tanh(x)"`` for a unary one (the user's names)."""
-    from tapeviz.graph.lesson import OP_SYMBOLS
+    from tapeviz.graph.lesson_names import OP_SYMBOLS
 
     args = [names.get(t.id, k) for k, t in node.inputs.items()]
     symbol = OP_SYMBOLS.get(node.kernel, str(node.label).lower())
