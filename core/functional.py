@@ -7,6 +7,7 @@ from collections import namedtuple
 
 import numpy as np
 
+from . import ops
 from .tape import Tape
 from .tensor import Tensor, Variable, _to_array
 
@@ -49,8 +50,6 @@ def _value_and_grads(f, args, dy, api: str):
             f"{api}({_name(f)}): the function must return a Tensor, got {type(y).__name__}"
         )
     g = iter(tape.gradient(y, floats, output_gradients=dy, unconnected_gradients="zero"))
-    from . import ops
-
     return y, [next(g) if x.dtype.kind == "f" else ops.zeros_like(x) for x in xs]
 
 
@@ -209,8 +208,6 @@ def jvp(f, primals, tangents):
         >>> jv.numpy()
         array([2., 4.], dtype=float32)
     """
-    from . import ops
-
     primals = [_input(p, f"jvp({_name(f)})") for p in primals]
     tangents = [_input(t, f"jvp({_name(f)})") for t in tangents]
     if len(primals) != len(tangents):
@@ -257,7 +254,6 @@ def jacobian(f):
         array([[2., 0.],
                [0., 4.]], dtype=float32)
     """
-    from . import ops
 
     def j(x):
         x = _input(x, f"jacobian({_name(f)})")

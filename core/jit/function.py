@@ -19,6 +19,7 @@ import numpy as np
 
 from .. import engine
 from ..backend_registry import get_backend
+from ..tape import Tape
 from ..tensor import DisposedError, Tensor, Variable
 from ..tracing import TRACER
 from .compiled import build
@@ -112,8 +113,6 @@ class JitFunction:
         """Trace the function on these arguments and return the ``Compiled`` program, with
         the tapes it recorded and a display tape of its forward ops (for the graph)."""
         leaves, struct = self._flatten(args, kwargs)
-        from ..tape import Tape
-
         compiled = self._build(self.fn, leaves, struct, Tape(persistent=True))
         compiled.name_tensors()
         return compiled
