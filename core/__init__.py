@@ -18,7 +18,8 @@ from .check.audit import AuditReport, audit
 from .check.gradcheck import GradCheckReport, GradientCheckError, check_grads, numerical_jacobian
 from .custom import DifferentiableFunction, custom_grad
 from .custom.compiled_layer import AutoDiffError, CompiledLayer
-from .engine import KernelError, name_scope, no_grad, run_kernel, settings
+from .define import define_op, remove_op
+from .engine import KernelError, bind, record, run_kernel, settings
 from .functional import (
     grad,
     grads,
@@ -30,6 +31,13 @@ from .functional import (
     variable_grads,
     vjp,
 )
+from .gradient_registry import (
+    GradConfig,
+    get_gradient,
+    gradient_override,
+    register_gradient,
+    unregister_gradient,
+)
 from .gradients import register as _register_gradients
 from .jit import ConcretizationError, JitError, JitFunction, OpaqueFunctionError, jit
 from .memory import dispose, keep, memory, tidy
@@ -37,30 +45,29 @@ from .numpy_dispatch import NumpyDispatchError
 from .numpy_dispatch import supported as supported_numpy
 from .ops import *  # noqa: F403 - the op namespace is the public API
 from .ops import __all__ as _ops_all
+from .ops.creation import tensor
+from .recording import name_scope, no_grad
 from .registry import (
     Backend,
-    GradConfig,
     KernelConfig,
     Primitive,
     backend,
     get_backend,
-    get_gradient,
     get_kernel,
-    gradient_override,
     kernels_for_backend,
     list_backends,
     primitive,
     register_backend,
     register_batching,
-    register_gradient,
+    register_decomposition,
     register_kernel,
     set_backend,
     unregister_backend,
-    unregister_gradient,
     unregister_kernel,
 )
 from .tape import BackwardStep, Node, SavedValue, Tape
-from .tensor import DisposedError, Tensor, Variable, tensor, variable
+from .tensor import DisposedError, Tensor
+from .tensor_kinds import Variable, variable
 
 _numpy_backend.register()
 
@@ -163,6 +170,11 @@ __all__ = [
     "register_gradient",
     "register_kernel",
     "run_kernel",
+    "bind",
+    "record",
+    "define_op",
+    "remove_op",
+    "register_decomposition",
     "set_backend",
     "settings",
     "tensor",

@@ -10,7 +10,7 @@ from . import ops as o
 from .ops import linalg as la
 from .ops._util import as_tensor
 from .ops.creation import linspace_tensors
-from .ops.order import _split_equal
+from .ops.order import split_equal
 from .tensor import Tensor
 
 _NO = np._NoValue
@@ -120,7 +120,7 @@ def _where(condition, x=_NO, y=_NO, /):
 
 
 def _split(ary, indices_or_sections, axis=0):
-    return _split_equal(ary, indices_or_sections, axis, "split")
+    return split_equal(ary, indices_or_sections, axis, "split")
 
 
 def _expand_dims(a, axis):

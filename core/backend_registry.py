@@ -31,10 +31,10 @@ class Backend:
     info: dict = field(default_factory=dict)
 
 
-_BACKEND_FACTORIES: dict[str, tuple[Callable[[], Backend], int]] = {}
-_BACKENDS: dict[str, Backend] = {}
-_GLOBAL_BACKEND: list[str | None] = [None]
-_SCOPED_BACKEND: contextvars.ContextVar[str | None] = contextvars.ContextVar(
+BACKEND_FACTORIES: dict[str, tuple[Callable[[], Backend], int]] = {}
+BACKENDS: dict[str, Backend] = {}
+GLOBAL_BACKEND: list[str | None] = [None]
+SCOPED_BACKEND: contextvars.ContextVar[str | None] = contextvars.ContextVar(
     "tapeviz_backend", default=None
 )
 
@@ -47,33 +47,33 @@ def register_backend(name: str, factory: Callable[[], Backend] | None = None, pr
     if not isinstance(name, str) or not name:
         raise TypeError(f"register_backend: name must be a non-empty str, got {name!r}")
     factory = factory or (lambda: Backend(name, priority))
-    _BACKEND_FACTORIES[name] = (factory, int(priority))
-    _BACKENDS.pop(name, None)
+    BACKEND_FACTORIES[name] = (factory, int(priority))
+    BACKENDS.pop(name, None)
 
 
 def _instance(name: str) -> Backend:
-    if name not in _BACKENDS:
-        if name not in _BACKEND_FACTORIES:
+    if name not in BACKENDS:
+        if name not in BACKEND_FACTORIES:
             # the built-in numba backend registers only where numba imports
             hint = '; it needs numba: pip install "tapeviz[numba]"' if name == "numba" else ""
             raise ValueError(
                 f"backend {name!r} is not registered (registered: {', '.join(list_backends())})"
                 + hint
             )
-        backend_obj = _BACKEND_FACTORIES[name][0]()
+        backend_obj = BACKEND_FACTORIES[name][0]()
         if not isinstance(backend_obj, Backend):
-            backend_obj = Backend(name, _BACKEND_FACTORIES[name][1], {"object": backend_obj})
-        _BACKENDS[name] = backend_obj
-    return _BACKENDS[name]
+            backend_obj = Backend(name, BACKEND_FACTORIES[name][1], {"object": backend_obj})
+        BACKENDS[name] = backend_obj
+    return BACKENDS[name]
 
 
 def ensure_loaded(name: str) -> bool:
     """Make backend ``name``'s ``Backend`` if it is registered and not made yet (a backend
     whose factory imports it on first use, as the built-in numba one, registers its kernels
     then); True when ``name`` is registered."""
-    if name in _BACKENDS:
+    if name in BACKENDS:
         return True
-    if name not in _BACKEND_FACTORIES:
+    if name not in BACKEND_FACTORIES:
         return False
     _instance(name)
     return True
@@ -89,19 +89,19 @@ def set_backend(name: str) -> None:
         'numpy'
     """
     _instance(name)
-    _GLOBAL_BACKEND[0] = name
+    GLOBAL_BACKEND[0] = name
 
 
 def get_backend() -> str:
     """The name of the active backend."""
-    scoped = _SCOPED_BACKEND.get()
+    scoped = SCOPED_BACKEND.get()
     if scoped is not None:
         return scoped
-    if _GLOBAL_BACKEND[0] is None:
-        if not _BACKEND_FACTORIES:
+    if GLOBAL_BACKEND[0] is None:
+        if not BACKEND_FACTORIES:
             raise RuntimeError("no backend is registered")
-        _GLOBAL_BACKEND[0] = max(_BACKEND_FACTORIES, key=lambda n: _BACKEND_FACTORIES[n][1])
-    return _GLOBAL_BACKEND[0]
+        GLOBAL_BACKEND[0] = max(BACKEND_FACTORIES, key=lambda n: BACKEND_FACTORIES[n][1])
+    return GLOBAL_BACKEND[0]
 
 
 def backend_info(name: str | None = None) -> Backend:
@@ -117,7 +117,7 @@ def list_backends() -> list[str]:
         >>> "numpy" in tv.list_backends()
         True
     """
-    return sorted(_BACKEND_FACTORIES, key=lambda n: -_BACKEND_FACTORIES[n][1])
+    return sorted(BACKEND_FACTORIES, key=lambda n: -BACKEND_FACTORIES[n][1])
 
 
 @contextlib.contextmanager
@@ -131,8 +131,8 @@ def backend(name: str):
         array([0.], dtype=float32)
     """
     _instance(name)
-    token = _SCOPED_BACKEND.set(name)
+    token = SCOPED_BACKEND.set(name)
     try:
         yield name
     finally:
-        _SCOPED_BACKEND.reset(token)
+        SCOPED_BACKEND.reset(token)

@@ -11,16 +11,17 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from . import engine
+from . import engine, ops, recording
 from .grad_validation import (
     GradientError,
     NotDifferentiableError,
+    StaleValueError,
     check_gradient,
-    check_keys,
     reducible,
 )
-from .node import Node
-from .tensor import Tensor, _Constant, stand_in
+from .nested import flatten_tensors, restructure
+from .tensor import Tensor
+from .tensor_kinds import Constant, stand_in
 
 __all__ = [
     "GradientError",
@@ -44,7 +45,7 @@ class BackwardStep:
 
 
 class BackwardPass:
-    """The recorder of one ``tape.gradient`` call (in ``engine.Recording.backward``): the
+    """The recorder of one ``tape.gradient`` call (in ``recording.Recording.backward``): the
     gradient ops it runs become the tape's ``backward_nodes``, each with ``grad_of``, the
     forward node being processed. Values above ``keep`` bytes are recorded by shape only
     (``None``: keep all, as when an outer tape records the gradient for higher order)."""
@@ -54,7 +55,7 @@ class BackwardPass:
     def __init__(self, tape, keep):
         self.tape, self.grad_of, self.keep = tape, None, keep
 
-    def record(self, prim, backend, inputs, outputs, attrs, grad, source, saved=None):
+    def record_node(self, prim, backend, inputs, outputs, attrs, grad, source, saved=None):
         tape, keep = self.tape, self.keep
         if keep is not None:  # large backward values: shape-only records
             inputs = _light(inputs, keep)
@@ -63,13 +64,7 @@ class BackwardPass:
                 if d is not None and d.nbytes > keep:
                     outputs = tuple([stand_in(o, keep) for o in outputs])
                     break
-        scope = engine._SCOPE.get()
-        node_id = tape._next_id
-        tape._next_id = node_id + 1
-        node = Node(
-            node_id, prim, backend, inputs, outputs, attrs, [], grad,
-            "/".join(scope) if scope else "", source, self.grad_of,
-        )  # fmt: skip
+        node = tape.new_node(prim, backend, inputs, outputs, attrs, [], grad, source, self.grad_of)
         tape.backward_nodes.append(node)
         return node
 
@@ -86,8 +81,6 @@ def reverse(tape, target, sources, output_gradients, unconnected_gradients):
     """Reverse mode over ``tape`` (``Tape.gradient``'s work): check the request, seed the
     targets' dy, walk the nodes the sources reach in reverse, one ``_backprop_node`` each,
     under a recording that gives the gradient's ops to the tape (and to outer tapes)."""
-    from . import ops
-
     targets, flat_sources = _check_request(target, sources, unconnected_gradients)
     grads = _seed(targets, output_gradients)
     for s in flat_sources:  # a gradient source is an input of the recorded computation
@@ -99,7 +92,7 @@ def reverse(tape, target, sources, output_gradients, unconnected_gradients):
     rec, bw, keep = _backward_recording(tape)
     source = engine.caller_source()  # built-in gradients' ops are drawn at this line
     source_ids = {s.id for s in flat_sources}
-    with engine.recording_as(rec):
+    with recording.recording_as(rec):
         for node in reversed(relevant):
             outs = node.outputs  # the gradients that reached its outputs (inline: hot loop)
             if len(outs) == 1:
@@ -114,7 +107,7 @@ def reverse(tape, target, sources, output_gradients, unconnected_gradients):
             bw.grad_of = node.id
             g = node.grad
             rec.source = source if g is not None and g.builtin else None
-            _backprop_node(tape, node, dys, grads, live, ops, keep)
+            _backprop_node(tape, node, dys, grads, live, keep)
             for o in outs:  # its gradient is complete and used: let it go
                 if o.id not in source_ids:
                     grads.pop(o.id, None)
@@ -124,7 +117,7 @@ def reverse(tape, target, sources, output_gradients, unconnected_gradients):
         if g is None and unconnected_gradients == "zero":
             g = ops.zeros_like(s)
         result.append(g)
-    return _restructure(sources, iter(result))
+    return restructure(sources, iter(result))
 
 
 def _check_request(target, sources, unconnected_gradients):
@@ -171,12 +164,12 @@ def _backward_recording(tape):
     (TensorFlow's rule; the nodes to walk are already chosen, so those it adds are not
     walked), and a ``BackwardPass`` gives them to ``tape.backward_nodes``. Values above
     ``settings.backward_keep_bytes`` are recorded by shape, unless a tape needs them."""
-    outer = engine._RECORDING.get()
+    outer = recording.current()
     tapes = outer.tapes if outer is not None else ()
     enclosing = outer.backward if outer is not None else ()  # a gradient inside a gradient
     keep = None if tapes or enclosing else engine.settings.backward_keep_bytes
     bw = BackwardPass(tape, keep)
-    rec = engine.Recording(tapes, enclosing + (bw,), None, outer.observer if outer else None)
+    rec = recording.Recording(tapes, enclosing + (bw,), None, outer.observer if outer else None)
     return rec, bw, keep
 
 
@@ -211,69 +204,27 @@ def _seed(targets, output_gradients):
     return grads
 
 
-def _backprop_node(tape, node, dys, grads, live, ops, keep=None):
-    grad = node.grad
-    if grad is None:
-        raise node.primitive.no_gradient_error(node)
-    saved = ()
-    if node.saved:
-        saved = []
-        for s in node.saved:
-            t = s.tensor
-            if t is None and s.needed:
-                raise RuntimeError(
-                    f"Tape.gradient: the saved values of node {node.id} ({node.label}) were "
-                    "released by an earlier gradient(); use Tape(persistent=True)"
-                )
-            if t is not None and t._version != s.version:
-                raise _stale(node, s)
-            saved.append(t)
-        saved = tuple(saved)
-    outputs = node.outputs
-    if len(outputs) == 1:
-        dy = dys[0]
-        d = dy._data
-        recorded = (dy,) if keep is None or d is None or d.nbytes <= keep else _record(dys, keep)
-    else:
-        dy = tuple(
-            d if d is not None else Tensor(np.zeros(*o._shape_dtype()))
-            for d, o in zip(dys, outputs)
-        )
-        recorded = _record(dys, keep)
-    backward_nodes = tape.backward_nodes
-    first_backward = len(backward_nodes)
-    if grad.wants_needed:  # DifferentiableFunction: backward runs once
-        needed = frozenset(k for k, x in node.inputs.items() if x.id in live)
-        thunks = grad.grad_fn(dy, saved, node.attrs, needed)
-    else:
-        thunks = grad.grad_fn(dy, saved, node.attrs)
-    if type(thunks) is not dict and not isinstance(thunks, dict):
-        raise GradientError(
-            f"gradient of {node.label!r} (node {node.id}) must return a dict from input name "
-            f"to a zero-argument callable, got {type(thunks).__name__}"
-        )
-    if not thunks.keys() <= node.inputs.keys():
-        where = f"gradient of {node.label!r} (node {node.id})"
-        check_keys(where, thunks, node.inputs, grad.optional_inputs)
-    anomaly = engine._ANOMALY.get()  # detect_anomaly: gradients made outside kernels too
+def _backprop_node(tape, node, dys, grads, live, keep=None):
+    """One step of reverse mode at ``node``: its VJP for the inputs a source reaches, each
+    gradient checked and reduced to its input's shape, then added to that input's total."""
+    dy, recorded = _dy_of(node, dys, keep)
+    needed = [k for k, x in node.inputs.items() if x.id in live]
+    first_backward = len(tape.backward_nodes)
+    thunks = node.primitive.vjp(node, dy, needed)
+    anomaly = recording.anomaly_hook()  # detect_anomaly: gradients made outside kernels too
     step_grads, accumulated = {}, {}
-    for name, x in node.inputs.items():
-        if x.id not in live:
-            continue
+    for name in needed:
         thunk = thunks.get(name)
         if thunk is None:
             continue
-        if type(x) is _Constant and not all(s.needed for s in node.saved):
-            raise GradientError(
-                f"node {node.id} ({node.label}): input {name!r} is a Python number the op made "
-                "a constant, so the values its gradient reads were not kept; pass a tensor "
-                "(tv.tensor(value)) to differentiate with respect to it"
-            )
+        x = node.inputs[name]
+        if type(x) is Constant and not all(s.needed for s in node.saved):
+            raise _constant_input_error(node, name)
         g = thunk() if callable(thunk) else thunk
         xd = x._data
         gd = g._data if type(g) is Tensor else None
         if gd is None or xd is None or gd.shape != xd.shape or gd.dtype != xd.dtype:
-            g = _check_grad(node, name, x, g, ops)
+            g = checked_gradient(node, name, x, g)
             gd = g._data
         if anomaly is not None:
             anomaly.gradient(node, name, g)
@@ -282,31 +233,31 @@ def _backprop_node(tape, node, dys, grads, live, ops, keep=None):
         if prev is None:
             grads[x.id] = g
         else:
-            total = ops.add(prev, g)
-            grads[x.id] = total
+            grads[x.id] = total = ops.add(prev, g)
             accumulated[name] = total if keep is None else stand_in(total, keep)
-    made = len(backward_nodes) - first_backward
-    if made == 1:
-        ids = [backward_nodes[-1].id]
-    else:
-        ids = [n.id for n in backward_nodes[first_backward:]] if made else []
+    ids = [n.id for n in tape.backward_nodes[first_backward:]]
     tape.backward_steps.append(BackwardStep(node.id, recorded, step_grads, accumulated, ids))
 
 
-class StaleValueError(RuntimeError):
-    """A value saved for backward was changed (``Variable.assign``) before ``gradient()``."""
+def _dy_of(node, dys, keep) -> tuple:
+    """The ``dy`` the node's VJP gets (zeros for an output no gradient reached, when it has
+    several) and the ``dy`` its step records (values above ``keep`` bytes by shape only)."""
+    outputs = node.outputs
+    if len(outputs) == 1:
+        dy = dys[0]
+        d = dy._data
+        return dy, (dy,) if keep is None or d is None or d.nbytes <= keep else _record(dys, keep)
+    dy = tuple(
+        d if d is not None else Tensor(np.zeros(*o._shape_dtype())) for d, o in zip(dys, outputs)
+    )
+    return dy, _record(dys, keep)
 
 
-def _stale(node, s) -> StaleValueError:
-    where = "unknown line (settings.record_source is off)"
-    if node.source:
-        where = f"{node.source[0]}:{node.source[1]} in {node.source[2]}"
-    changes = s.tensor._version - s.version
-    return StaleValueError(
-        f"Tape.gradient: variable {s.tensor._label()} was assigned {changes} time(s) after node "
-        f"{node.id} ({node.label}, recorded at {where}) saved it for backward as {s.role} "
-        f"{s.name!r}; its gradient would use the new value. Call gradient() before assigning "
-        "(or record a fresh forward pass after it), as PyTorch requires for in-place changes."
+def _constant_input_error(node, name) -> GradientError:
+    return GradientError(
+        f"node {node.id} ({node.label}): input {name!r} is a Python number the op made "
+        "a constant, so the values its gradient reads were not kept; pass a tensor "
+        "(tv.tensor(value)) to differentiate with respect to it"
     )
 
 
@@ -321,7 +272,7 @@ def _record(dys, keep) -> tuple:
     return tuple([d if d is None else stand_in(d, keep) for d in dys])
 
 
-def _check_grad(node, name, x, g, ops):
+def checked_gradient(node, name, x, g):
     """The shared validator (``grad_validation``), after the engine's own broadcast
     reduction: the one place a gradient may be summed down to its input's shape."""
     shape, dtype = x._shape_dtype()
@@ -333,24 +284,3 @@ def _check_grad(node, name, x, g, ops):
         ):
             g = ops.sum_to(g, shape)
     return check_gradient(g, shape, dtype, where)
-
-
-def flatten_tensors(items):
-    """The tensors in nested lists, tuples and dicts, in order."""
-    for t in items:
-        if isinstance(t, (list, tuple)):
-            yield from flatten_tensors(t)
-        elif isinstance(t, dict):
-            yield from flatten_tensors(list(t.values()))
-        else:
-            yield t
-
-
-def _restructure(template, it):
-    if isinstance(template, Tensor):
-        return next(it)
-    if isinstance(template, dict):
-        return {k: _restructure(v, it) for k, v in template.items()}
-    if isinstance(template, (list, tuple)):
-        return type(template)(_restructure(v, it) for v in template)
-    return next(it)

@@ -8,91 +8,20 @@ tracer (``core.tracing.TRACER``) sees every kernel run here too, recording or no
 
 from __future__ import annotations
 
-import contextlib
-import contextvars
 import os
 import sys
 
 import numpy as np
 
-from .backend_registry import _GLOBAL_BACKEND, _SCOPED_BACKEND, get_backend
-from .registry import _PRIMITIVES, OVERRIDES
-from .tensor import DisposedError, Tensor, Variable
-from .tensor_data import _Foreign, mark_views
-from .tracing import TRACER, traced
+from .backend_registry import GLOBAL_BACKEND, SCOPED_BACKEND, get_backend
+from .gradient_registry import OVERRIDES
+from .recording import anomaly_hook, current
+from .registry import PRIMITIVES, get_kernel
+from .tensor import DisposedError, Tensor
+from .tensor_data import Foreign, mark_views
+from .tracing import TRACER
 
-__all__ = ["run_kernel", "no_grad", "name_scope", "settings", "Recording"]
-
-
-class Recording:
-    """Who records the kernels run in this context: one object, held in ``_RECORDING``.
-
-    ``tapes``: the tapes whose ``with`` block is open (each records a forward node).
-    ``backward``: the backward passes running (``core.backward.BackwardPass``; each records
-    the gradient ops as its tape's backward nodes; usually none or one).
-    ``source``: the user line to give every node, while a built-in gradient runs (so no
-    frame walk per op), else None.
-    ``observer``: while a custom-gradient forward runs (``core/custom/builder.py``,
-    ``ForwardUses``), what notes the tensors its ops read (``saw(inputs)``); it records and
-    tracks nothing itself.
-
-    ``_RECORDING`` is None when nothing records (no tape, or inside ``no_grad``): then
-    ``run_kernel`` pays one ``.get()``.
-    """
-
-    __slots__ = ("tapes", "backward", "source", "observer")
-
-    def __init__(self, tapes: tuple = (), backward: tuple = (), source=None, observer=None):
-        self.tapes, self.backward, self.source = tapes, backward, source
-        self.observer = observer
-
-    def with_tape(self, tape) -> Recording:
-        return Recording(self.tapes + (tape,), self.backward, self.source, self.observer)
-
-
-_RECORDING: contextvars.ContextVar[Recording | None] = contextvars.ContextVar(
-    "recording", default=None
-)
-_SCOPE: contextvars.ContextVar[tuple[str, ...]] = contextvars.ContextVar("scope", default=())
-# detect_anomaly's check (core/check/anomaly.py): None when off, so run_kernel pays one .get()
-_ANOMALY: contextvars.ContextVar = contextvars.ContextVar("anomaly", default=None)
-
-
-@contextlib.contextmanager
-def recording_as(rec: Recording | None):
-    """Within the block, ``rec`` records (None: nothing does)."""
-    token = _RECORDING.set(rec)
-    try:
-        yield rec
-    finally:
-        _RECORDING.reset(token)
-
-
-def current() -> Recording | None:
-    """The active ``Recording`` (None when nothing records)."""
-    return _RECORDING.get()
-
-
-def tracks(t: Tensor) -> bool:
-    """True when a gradient of an active tape could flow through ``t``: a tape made it or
-    watches it, or it is a trainable variable (watched as soon as an op uses it); or when
-    ``tv.jit`` traces it (a copy must then be an op)."""
-    rec = _RECORDING.get()
-    if rec is None or not (rec.tapes or rec.backward):  # an observer alone tracks nothing
-        return traced(t)  # tv.jit tracing: a copy must be an op too, or it would be baked in
-    tapes = rec.tapes + tuple(b.tape for b in rec.backward)
-    if isinstance(t, Variable) and t.trainable:
-        return True
-    return any(t.id in tape._producer or t.id in tape.watched for tape in tapes) or traced(t)
-
-
-def tracks_in(rec: Recording | None, t: Tensor) -> bool:
-    """``tracks(t)`` as it was under ``rec`` (a Recording saved earlier)."""
-    token = _RECORDING.set(rec)
-    try:
-        return tracks(t)
-    finally:
-        _RECORDING.reset(token)
+__all__ = ["run_kernel", "bind", "record", "settings", "caller_source", "KernelError"]
 
 
 class _Settings:
@@ -132,14 +61,24 @@ def run_kernel(name: str, inputs: dict, attrs: dict | None = None):
         >>> tv.run_kernel("Add", {"a": tv.tensor([1.0]), "b": tv.tensor([2.0])}).numpy()
         array([3.], dtype=float32)
     """
+    prim = PRIMITIVES.get(name)
+    if prim is None:
+        get_kernel(name, SCOPED_BACKEND.get() or GLOBAL_BACKEND[0] or get_backend())  # raises,
+        prim = PRIMITIVES[name]  # or loaded a lazily imported backend that has it
+    return bind(prim, inputs, attrs)
+
+
+def bind(prim, inputs: dict, attrs: dict | None = None):
+    """Run primitive ``prim`` on ``inputs`` (``{input name: Tensor}``) with ``attrs``: its
+    kernel for the active backend on raw arrays, the outputs wrapped as Tensors and
+    recorded on every active recorder. ``run_kernel`` (by kernel name) and the ops made by
+    ``tv.define_op`` call it; a Tensor or a tuple of Tensors comes back."""
+    name = prim.name
     if attrs is None:
         attrs = _NO_ATTRS
-    backend = _SCOPED_BACKEND.get() or _GLOBAL_BACKEND[0] or get_backend()
-    prim = _PRIMITIVES.get(name)
-    config = prim.kernels.get(backend) if prim is not None else None
+    backend = SCOPED_BACKEND.get() or GLOBAL_BACKEND[0] or get_backend()
+    config = prim.kernels.get(backend)
     if config is None:
-        from .registry import get_kernel
-
         config = get_kernel(name, backend)  # loads a lazily imported backend, or raises
     arrays = {}
     foreign = False  # an input wraps a user's numpy array without a copy (tensor_data.py)
@@ -150,7 +89,7 @@ def run_kernel(name: str, inputs: dict, attrs: dict | None = None):
                     f"{name}: input {key!r} must be a Tensor, got {type(t).__name__} "
                     "(wrap it with tv.tensor)"
                 )
-            foreign = foreign or type(t) is _Foreign
+            foreign = foreign or type(t) is Foreign
         data = t._data
         if data is None:
             raise DisposedError(f"{name}: input {key!r} ({t._label()}) was disposed")
@@ -170,7 +109,7 @@ def run_kernel(name: str, inputs: dict, attrs: dict | None = None):
         result = outputs if type(out) is tuple or type(out) is list else outputs[0]
     if foreign:
         mark_views(inputs, outputs)
-    rec = _RECORDING.get()
+    rec = current()
     if rec is not None:
         if rec.observer is not None:  # a custom forward runs: note the tensors it reads
             rec.observer.saw(inputs)
@@ -180,12 +119,12 @@ def run_kernel(name: str, inputs: dict, attrs: dict | None = None):
         if overrides is not None:  # a gradient_override block open in this context
             grad = overrides.get(name, grad)
         for tape in rec.tapes:
-            tape._record(prim, backend, inputs, outputs, attrs, grad, source)
+            tape.record_node(prim, backend, inputs, outputs, attrs, grad, source)
         for bw in rec.backward:
-            bw.record(prim, backend, inputs, outputs, attrs, grad, source)
+            bw.record_node(prim, backend, inputs, outputs, attrs, grad, source)
     if tracer is not None:
         tracer.kernel(prim, backend, config, inputs, outputs, attrs, out)
-    hook = _ANOMALY.get()
+    hook = anomaly_hook()
     if hook is not None:
         hook(name, inputs, outputs)
     return result
@@ -228,54 +167,46 @@ def _kernel_error(name, backend, arrays, e):
     return KernelError(msg)
 
 
-def record(prim, inputs: dict, outputs: tuple, attrs: dict, grad, saved, *, outer_only=False):
-    """Record a node of ``prim`` made outside ``run_kernel`` (the custom-gradient builders)
-    on every recorder (``outer_only``: only the tapes, not a running backward pass).
+def record(prim, inputs: dict, outputs, attrs=None, grad=None, saved=(), *, outer_only=False):
+    """Record one call of ``prim`` made outside a kernel (its outputs computed by the
+    caller: the custom-gradient builders, or a builder of one's own) on every active
+    recorder; ``tv.record``.
 
-    ``saved`` is a list of ``(role, name, Tensor)``; ``grad`` the node's ``GradConfig``.
-    Returns the nodes recorded (one per recorder).
+    Args:
+        prim: the ``Primitive`` the node is a call of.
+        inputs: ``{input name: Tensor}``; outputs: the output Tensors.
+        attrs: plain data about the call (shown by tapeviz).
+        grad: the call's ``GradConfig`` (its VJP), or None: not differentiable.
+        saved: ``(role, name, Tensor)`` triples, exactly what the VJP reads (role
+            ``"input"``, ``"output"`` or ``"memory"``).
+        outer_only: only on the tapes, not a running backward pass (a node made while a
+            gradient runs, that only an outer tape, for higher order, should see).
+
+    Returns:
+        The nodes recorded, one per recorder.
     """
-    rec = _RECORDING.get()
+    attrs = {} if attrs is None else attrs
+    rec = current()
     nodes = []
+    outputs, saved = tuple(outputs), list(saved)
     if rec is not None:
         if rec.observer is not None:
             rec.observer.saw(inputs)
         source = _user_frame() if settings.record_source else None
         backend = get_backend()
         for tape in rec.tapes:
-            nodes.append(tape._record(prim, backend, inputs, outputs, attrs, grad, source, saved))
+            nodes.append(
+                tape.record_node(prim, backend, inputs, outputs, attrs, grad, source, saved)
+            )
         if not outer_only:
             for bw in rec.backward:
-                nodes.append(bw.record(prim, backend, inputs, outputs, attrs, grad, source, saved))
-    hook = _ANOMALY.get()
+                nodes.append(
+                    bw.record_node(prim, backend, inputs, outputs, attrs, grad, source, saved)
+                )
+    hook = anomaly_hook()
     if hook is not None:
-        hook(prim.name, inputs, tuple(outputs))
+        hook(prim.name, inputs, outputs)
     return nodes
-
-
-def recording() -> bool:
-    """True when some tape is recording."""
-    return _RECORDING.get() is not None
-
-
-def no_grad():
-    """Within the block no tape records (ops still run). Tapes opened inside do record."""
-    return recording_as(None)
-
-
-@contextlib.contextmanager
-def name_scope(name: str):
-    """Group the nodes recorded in the block under ``name`` (nested scopes join with '/').
-
-    tapeviz draws a scope as a cluster and can collapse it.
-    """
-    if not isinstance(name, str) or not name or "/" in name:
-        raise ValueError(f"name_scope: expected a non-empty name without '/', got {name!r}")
-    token = _SCOPE.set(_SCOPE.get() + (name,))
-    try:
-        yield
-    finally:
-        _SCOPE.reset(token)
 
 
 _CORE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep

@@ -8,8 +8,10 @@ from collections import namedtuple
 import numpy as np
 
 from . import ops
+from .arrays import to_array
 from .tape import Tape
-from .tensor import Tensor, Variable, _to_array
+from .tensor import Tensor
+from .tensor_kinds import Variable
 
 __all__ = [
     "grad",
@@ -29,7 +31,7 @@ VariableGrads = namedtuple("VariableGrads", ["value", "grads"])
 def _input(x, fn_name: str) -> Tensor:
     if isinstance(x, Tensor):
         return x
-    arr = _to_array(x, where=fn_name)
+    arr = to_array(x, where=fn_name)
     if arr.dtype.kind != "f":
         arr = arr.astype(np.float32)
     return Tensor(arr)

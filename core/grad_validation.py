@@ -20,6 +20,8 @@ __all__ = [
     "check_gradient",
     "reducible",
     "saved_key_error",
+    "StaleValueError",
+    "stale_error",
 ]
 
 
@@ -112,4 +114,22 @@ def saved_key_error(kernel: str, inputs, outputs, e: Exception) -> GradientError
     return GradientError(
         f"outputs_to_save of kernel {kernel!r} asks for an output index it does not have "
         f"(it has {len(outputs)} output(s))"
+    )
+
+
+class StaleValueError(RuntimeError):
+    """A value saved for backward was changed (``Variable.assign``) before ``gradient()``."""
+
+
+def stale_error(node, s) -> StaleValueError:
+    """The error for saved value ``s`` of ``node``, assigned after the node saved it."""
+    where = "unknown line (settings.record_source is off)"
+    if node.source:
+        where = f"{node.source[0]}:{node.source[1]} in {node.source[2]}"
+    changes = s.tensor._version - s.version
+    return StaleValueError(
+        f"Tape.gradient: variable {s.tensor._label()} was assigned {changes} time(s) after node "
+        f"{node.id} ({node.label}, recorded at {where}) saved it for backward as {s.role} "
+        f"{s.name!r}; its gradient would use the new value. Call gradient() before assigning "
+        "(or record a fresh forward pass after it), as PyTorch requires for in-place changes."
     )

@@ -13,7 +13,8 @@ from __future__ import annotations
 import numpy as np
 
 from . import ops
-from .tensor import Tensor, _to_array
+from .arrays import to_array
+from .tensor import Tensor
 from .tracing import traced
 
 __all__ = [
@@ -34,7 +35,7 @@ def predictions_tensor(x, fn: str) -> Tensor:
     """The predictions as a floating Tensor (arrays and lists as float32); ``fn`` names the
     loss in errors."""
     if not isinstance(x, Tensor):
-        x = Tensor(np.asarray(_to_array(x, where=fn), dtype=np.float32))
+        x = Tensor(np.asarray(to_array(x, where=fn), dtype=np.float32))
     if x.dtype.kind != "f":
         raise TypeError(f"{fn}: predictions must be floating, got {x.dtype}")
     return x
@@ -46,7 +47,7 @@ def label_values(y, fn: str):
     computes with ops and checks values with ``check_values``."""
     if isinstance(y, Tensor):
         return y if traced(y) else y.numpy()
-    return np.asarray(_to_array(y, where=fn))
+    return np.asarray(to_array(y, where=fn))
 
 
 def label_tensor(labels, y: np.ndarray, like: Tensor) -> Tensor:
@@ -77,7 +78,7 @@ def check_options(fn, reduction, label_smoothing=0.0):
 def example_weights(weights, shape, like: Tensor, fn: str) -> Tensor:
     """Per-example weights (TensorFlow.js's ``weights``): shape (N,) for a batch of N, or any
     shape that broadcasts against the losses' ``shape``; a Tensor stays one (differentiable)."""
-    w = weights if isinstance(weights, Tensor) else Tensor(np.asarray(_to_array(weights, where=fn)))
+    w = weights if isinstance(weights, Tensor) else Tensor(np.asarray(to_array(weights, where=fn)))
     if w.dtype != like.dtype:
         w = ops.cast(w, like.dtype)
     if w.ndim == 1 and len(shape) > 1 and w.shape[0] == shape[0] and w.shape != shape[-1:]:
@@ -140,7 +141,7 @@ def class_targets(labels, logits_shape, dtype, fn: str) -> np.ndarray:
 def class_weights_tensor(class_weights, c, like, fn) -> Tensor:
     """A weight per class, shape ``(c,)``, in ``like``'s dtype (a Tensor stays one)."""
     cw = class_weights if isinstance(class_weights, Tensor) else Tensor(
-        np.asarray(_to_array(class_weights, where=fn))
+        np.asarray(to_array(class_weights, where=fn))
     )  # fmt: skip
     if cw.shape != (c,):
         raise ValueError(

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import functools
 
+from .live import LIVE, pop_scope, push_scope, scope_stack
 from .tape import live_tapes
-from .tensor import _LIVE, Tensor, Variable, _pop_scope, _push_scope, _scope_stack
+from .tensor import Tensor
+from .tensor_kinds import Variable
 
 __all__ = ["tidy", "keep", "dispose", "memory"]
 
@@ -21,17 +23,17 @@ class _TidyScope:
         return functools.wraps(fn)(lambda *a, **k: _run_tidy(fn, a, k))
 
     def __enter__(self):
-        _push_scope()
+        push_scope()
         return self
 
     def __exit__(self, *exc):
-        created = _pop_scope()
+        created = pop_scope()
         self._dispose(created, keep_ids=set())
         return False
 
     @staticmethod
     def _dispose(created, keep_ids):
-        stack = _scope_stack()
+        stack = scope_stack()
         keep_ids = keep_ids | _saved_ids()  # tapes still need what they saved for backward
         for t in created:
             if t.id in keep_ids or isinstance(t, Variable):
@@ -79,14 +81,14 @@ def tidy(fn=None, *args, **kwargs):
 
 
 def _run_tidy(fn, args, kwargs):
-    _push_scope()
+    push_scope()
     try:
         result = fn(*args, **kwargs)
     except BaseException:
-        _TidyScope._dispose(_pop_scope(), set())
+        _TidyScope._dispose(pop_scope(), set())
         raise
     keep_ids = {t.id for t in _tensors_in(result)}
-    _TidyScope._dispose(_pop_scope(), keep_ids)
+    _TidyScope._dispose(pop_scope(), keep_ids)
     return result
 
 
@@ -119,8 +121,8 @@ def memory() -> dict:
     """Live tensors, their bytes, and the bytes tapes hold as saved-for-backward values."""
     saved = sum(t.saved_nbytes for t in live_tapes())
     return {
-        "num_tensors": len(_LIVE),
-        "num_bytes": sum(_LIVE.values()),
+        "num_tensors": len(LIVE),
+        "num_bytes": sum(LIVE.values()),
         "saved_bytes": saved,
         "num_tapes": len(live_tapes()),
     }

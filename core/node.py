@@ -5,6 +5,7 @@ differentiates them.
 
 from __future__ import annotations
 
+from .registry import BUILTIN_GRADIENTS
 from .tensor import Tensor
 
 __all__ = ["Node", "SavedValue"]
@@ -126,8 +127,6 @@ class Node:
             return kind
         g = self.grad
         if g is not None and not g.builtin:
-            from .registry import BUILTIN_GRADIENTS
-
             if self.kernel in BUILTIN_GRADIENTS:
                 return "override"
         return "builtin" if self.grad_of is None else "gradient"

@@ -21,10 +21,11 @@ import sys
 
 import numpy as np
 
-from . import engine
 from . import ops as o
+from . import recording
 from . import tensor as _tensor_module
 from .ops._util import unchanged
+from .ops.creation import tensor as make_tensor
 from .tensor import Tensor
 
 __all__ = ["NumpyDispatchError", "array_ufunc", "array_function", "supported"]
@@ -106,7 +107,7 @@ def _integer_call(ufunc, inputs, kwargs):
     name = ufunc.__name__
     if ufunc in _INT_EXACT and _integers(inputs):
         _check_kwargs(name, kwargs, ("casting", "order", "subok", "dtype"))
-        return _tensor_module.tensor(_numpy(ufunc, inputs, kwargs, f"numpy.{name}"))
+        return make_tensor(_numpy(ufunc, inputs, kwargs, f"numpy.{name}"))
     with np.errstate(all="ignore"):
         want = ufunc(*[np.ones((), np.asarray(_unwrap(v)).dtype) for v in inputs])
     want = (want[0] if isinstance(want, tuple) else want).dtype  # divmod: two results
@@ -203,7 +204,7 @@ def _numpy(func, args, kwargs, name=None):
 
 
 def _fallback(name, func, args, kwargs):
-    tracked = [t for t in _tensors((args, kwargs)) if engine.tracks(t)]
+    tracked = [t for t in _tensors((args, kwargs)) if recording.tracks(t)]
     if tracked:
         raise NumpyDispatchError(
             f"{name} has no tapeviz op, and its argument {tracked[0]._label()} (shape "

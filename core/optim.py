@@ -2,7 +2,8 @@
 
 Each is an ``Optimizer`` (``core.optimizer``: TensorFlow.js's ``minimize`` and
 ``apply_gradients``). Updates run on the variables' arrays (not recorded) and land with
-``Variable.assign``: sgd: w -= lr*g; momentum: a = m*a + g, w -= lr*a (nesterov: w -= lr*(g + m*a));
+``Variable.assign``:
+sgd: w -= lr*g; momentum: a = m*a + g, w -= lr*a (nesterov: w -= lr*(g + m*a));
 rmsprop: s = d*s + (1-d)*g^2, w -= lr*g/sqrt(s + eps) (centered: s - mean^2);
 adam: m = b1*m + (1-b1)*g, v = b2*v + (1-b2)*g^2, w -= lr*m^/(sqrt(v^) + eps) with
 m^ = m/(1-b1^t), v^ = v/(1-b2^t) (TensorFlow.js's form).

@@ -13,7 +13,8 @@ from __future__ import annotations
 import numpy as np
 
 from .tape import Tape
-from .tensor import Tensor, Variable
+from .tensor import Tensor
+from .tensor_kinds import Variable
 
 __all__ = ["Optimizer"]
 

@@ -11,14 +11,22 @@ primitive (``node.primitive``); a node's ``style`` is presentation derived from 
 Built-in primitives live in the registry (``core/registry.py``: one ``Primitive`` per kernel
 name, filled by ``register_kernel``/``register_gradient``/``register_batching``).
 ``custom_grad``, ``DifferentiableFunction`` and ``CompiledLayer`` build their own
-(``core/custom/builder.py``). The interpreters read nothing else: reverse mode
-(``core/backward.py``) calls the node's VJP, the batched replay and the audit
-(``core/check/``) run ``Primitive.evaluate``.
+(``core/custom/builder.py``), and ``tv.define_op`` makes a new op from one definition
+(``core/define.py``). The interpreters read nothing else: reverse mode (``core/backward.py``)
+and the audit call ``Primitive.vjp``; the batched replay and the audit re-run a node with
+``Primitive.evaluate``; the lesson graph draws a ``decomposition`` in a fused node's place.
+
+The engine imports this module, never the reverse (it imports only the layers below: the
+tensor, the recording state and the gradient validator).
 """
 
 from __future__ import annotations
 
 import numpy as np
+
+from .grad_validation import GradientError, NotDifferentiableError, check_keys, stale_error
+from .recording import no_grad
+from .tensor import Tensor
 
 __all__ = ["Primitive", "KINDS"]
 
@@ -39,16 +47,19 @@ class Primitive:
             (the replay then runs it once per row).
         kind: display kind (``KINDS``).
         forward: for primitives without kernels: ``forward(*tensors)`` re-runs the node on
-            tensors (the audit and the batched replay use it).
+            tensors (the audit and the batched replay use it, unrecorded).
         once_only: its gradient is not differentiable again (hand-written numpy or compiled
             code); ``once_only_error`` is the one message for it.
         why_not: for a primitive built without a gradient (``grad`` None), why, and what to
             do; ``no_gradient_error`` is the one message for differentiating it.
+        decomposition: ``f(inputs: {name: Tensor}, attrs) -> Tensor`` computing a node's
+            output with ordinary ops (a fused kernel's parts), or None: the lesson graph
+            draws those ops in the node's place.
     """
 
     __slots__ = (
         "name", "label", "kernels", "grad", "batch", "kind", "forward", "once_only", "why_not",
-        "__weakref__",
+        "decomposition", "__weakref__",
     )  # fmt: skip
 
     def __init__(self, name, *, label=None, kind="builtin", forward=None, once_only=False,
@@ -62,6 +73,7 @@ class Primitive:
         self.forward = forward
         self.once_only = once_only
         self.why_not = why_not
+        self.decomposition = None
 
     @property
     def formula(self) -> dict:
@@ -87,40 +99,49 @@ class Primitive:
                 f"node {node.id} ({node.label}): primitive {self.name!r} has no kernel on "
                 f"backend {node.backend!r} and no forward to re-run it"
             )
-        from .engine import no_grad
-        from .tensor import Tensor
-
         with no_grad():
             out = self.forward(*[Tensor(np.asarray(a)) for a in arrays.values()])
         out = out if isinstance(out, (tuple, list)) else (out,)
         return tuple(o.numpy() if isinstance(o, Tensor) else np.asarray(o) for o in out)
 
-    def record(self, inputs: dict, outputs, attrs=None, grad=None, saved=(), *,
-               outer_only=False) -> list:  # fmt: skip
-        """Record one call of this primitive, made outside ``run_kernel``, on every active
-        recorder: the one recording path of the custom-gradient styles.
+    def vjp(self, node, dy, needed, saved=None) -> dict:
+        """The one way to call a node's VJP (reverse mode and the audit both do).
 
         Args:
-            inputs: ``{input name: Tensor}``; outputs: the output Tensors.
-            attrs: plain data about the call (shown by tapeviz).
-            grad: the call's ``GradConfig`` (its VJP), or None: not differentiable.
-            saved: ``(role, name, Tensor)`` triples, exactly what the VJP reads (role
-                ``"input"``, ``"output"`` or ``"memory"``).
-            outer_only: only on the tapes not being differentiated (a node made while a
-                gradient runs, that only an outer tape, for higher order, should see).
+            node: a recorded node of this primitive (its ``grad`` is the one in force when
+                it was recorded: a ``gradient_override`` or a custom style's per-call one).
+            dy: the gradient of its output (a tuple, one per output, for several).
+            needed: the input names whose gradient is wanted; a gradient that makes every
+                input's at once (``DifferentiableFunction``) gets it, as PyTorch's
+                ``needs_input_grad``; thunks of the others are simply not called.
+            saved: the values the VJP reads, when the caller supplies its own (the audit's
+                float64 ones); by default the node's, checked for release and mutation.
 
         Returns:
-            The nodes recorded, one per recorder.
+            ``{input name: zero-argument callable -> gradient}``, keys checked against the
+            node's inputs.
         """
-        from .engine import record
-
-        outputs = tuple(outputs)
-        return record(self, inputs, outputs, attrs or {}, grad, list(saved), outer_only=outer_only)
+        grad = node.grad
+        if grad is None:
+            raise self.no_gradient_error(node)
+        if saved is None:
+            saved = saved_values(node)
+        if grad.wants_needed:
+            thunks = grad.grad_fn(dy, saved, node.attrs, frozenset(needed))
+        else:
+            thunks = grad.grad_fn(dy, saved, node.attrs)
+        if type(thunks) is not dict and not isinstance(thunks, dict):
+            raise GradientError(
+                f"gradient of {node.label!r} (node {node.id}) must return a dict from input "
+                f"name to a zero-argument callable, got {type(thunks).__name__}"
+            )
+        if not thunks.keys() <= node.inputs.keys():
+            where = f"gradient of {node.label!r} (node {node.id})"
+            check_keys(where, thunks, node.inputs, grad.optional_inputs)
+        return thunks
 
     def once_only_error(self, why: str, fix: str):
         """The one error for differentiating a ``once_only`` primitive's gradient again."""
-        from .grad_validation import NotDifferentiableError
-
         return NotDifferentiableError(
             f"{self.label}: cannot differentiate its gradient again: {why}. {fix}"
         )
@@ -129,8 +150,6 @@ class Primitive:
         """The one error for differentiating through a node of a primitive with no gradient
         (the same type as ``once_only_error``: reverse mode, audit and check_grads treat a
         node that is not differentiable, or not twice, alike)."""
-        from .grad_validation import NotDifferentiableError
-
         where = f"node {node.id}, {node.label}"
         if self.why_not is not None:
             return NotDifferentiableError(f"node {node.id} ({node.label}) is not "
@@ -144,3 +163,23 @@ class Primitive:
         backends = ", ".join(sorted(self.kernels)) or "no kernels"
         grad = "differentiable" if self.grad is not None else "no gradient"
         return f"Primitive({self.name!r}, {self.kind}, {backends}, {grad})"
+
+
+def saved_values(node) -> tuple:
+    """The values ``node`` saved for its VJP, in its gradient's order: a ``RuntimeError`` when
+    an earlier ``gradient()`` released one it needs, a ``StaleValueError`` when a variable it
+    saved was assigned since."""
+    if not node.saved:
+        return ()
+    out = []
+    for s in node.saved:
+        t = s.tensor
+        if t is None and s.needed:
+            raise RuntimeError(
+                f"Tape.gradient: the saved values of node {node.id} ({node.label}) were "
+                "released by an earlier gradient(); use Tape(persistent=True)"
+            )
+        if t is not None and t._version != s.version:
+            raise stale_error(node, s)
+        out.append(t)
+    return tuple(out)

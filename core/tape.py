@@ -16,13 +16,15 @@ from __future__ import annotations
 import threading
 import weakref
 
-from . import engine
-from .backward import BackwardStep, flatten_tensors, reverse
+from . import recording
+from .backward import BackwardStep, reverse
 from .grad_validation import saved_key_error
+from .gradient_registry import GradConfig
+from .nested import flatten_tensors
 from .node import Node, SavedValue
-from .registry import GradConfig
-from .tensor import Tensor, Variable, _Constant
-from .tensor_data import _Foreign, own
+from .tensor import Tensor
+from .tensor_data import Foreign, own
+from .tensor_kinds import Constant, Variable
 
 __all__ = ["Tape", "Node", "SavedValue", "BackwardStep"]  # the record tapeviz reads
 
@@ -72,9 +74,9 @@ class Tape:
                 "concurrent recording"
             )
         self._owner = threading.get_ident()
-        rec = engine._RECORDING.get()
-        rec = engine.Recording((self,)) if rec is None else rec.with_tape(self)
-        self._token = engine._RECORDING.set(rec)
+        rec = recording.current()
+        rec = recording.Recording((self,)) if rec is None else rec.with_tape(self)
+        self._token = recording.enter(rec)
         return self
 
     def __exit__(self, *exc):
@@ -83,14 +85,14 @@ class Tape:
         if token is None or self._owner != threading.get_ident():
             where = "is not open" if token is None else "was opened in another thread"
             raise RuntimeError(f"Tape: exited, but its `with` block {where}")
-        rec = engine._RECORDING.get()
+        rec = recording.current()
         if rec is None or rec.tapes[-1:] != (self,):  # a tape entered later is still open
             raise RuntimeError(
                 "Tape: exited while a tape entered after it is still recording; exit tapes in "
                 "the reverse order they were entered (as nested `with` blocks do)"
             )
         self._token = None
-        engine._RECORDING.reset(token)
+        recording.leave(token)
         return False
 
     def watch(self, *tensors) -> None:
@@ -108,7 +110,7 @@ class Tape:
                 )
             self.watched[t.id] = t
 
-    def _record(self, prim, backend, inputs, outputs, attrs, grad, source, saved=None):
+    def record_node(self, prim, backend, inputs, outputs, attrs, grad, source, saved=None):
         """Record one run of ``prim`` as a forward node (``saved``: the ``(role, name,
         tensor)`` list a custom primitive chose; else ``grad``'s save plan decides)."""
         if saved is not None:
@@ -119,13 +121,7 @@ class Tape:
             saved = _saved_by_config(grad, inputs, outputs)
         else:
             saved = []
-        scope = engine._SCOPE.get()
-        node_id = self._next_id
-        self._next_id = node_id + 1
-        node = Node(
-            node_id, prim, backend, inputs, outputs, attrs, saved, grad,
-            "/".join(scope) if scope else "", source,
-        )  # fmt: skip
+        node = self.new_node(prim, backend, inputs, outputs, attrs, saved, grad, source)
         self.nodes.append(node)
         producer = self._producer
         for o in outputs:
@@ -134,6 +130,17 @@ class Tape:
             if type(t) is not Tensor and isinstance(t, Variable) and t.trainable:
                 self.watched.setdefault(t.id, t)
         return node
+
+    def new_node(self, prim, backend, inputs, outputs, attrs, saved, grad, source, grad_of=None):
+        """A ``Node`` with this tape's next id, in the name scope open here: the one builder
+        of nodes, forward (``record_node``) and backward (``core.backward.BackwardPass``)."""
+        scope = recording.scope()
+        node_id = self._next_id
+        self._next_id = node_id + 1
+        return Node(
+            node_id, prim, backend, inputs, outputs, attrs, saved, grad,
+            "/".join(scope) if scope else "", source, grad_of,
+        )  # fmt: skip
 
     def producer(self, t: Tensor) -> Node | None:
         """The node that made ``t`` on this tape (None for inputs and constants)."""
@@ -215,12 +222,12 @@ def _saved_values(grad: GradConfig, inputs, outputs) -> list[SavedValue]:
         role, t = ("input", inputs[key]) if is_input else ("output", outputs[key])
         if readers is not None:
             for r in readers:
-                if type(inputs[r]) is not _Constant:
+                if type(inputs[r]) is not Constant:
                     break
             else:  # only constants' gradients read it
                 saved.append(SavedValue._unneeded(role, key, t))
                 continue
-        saved.append(SavedValue(role, key, own(t) if type(t) is _Foreign else t))
+        saved.append(SavedValue(role, key, own(t) if type(t) is Foreign else t))
     return saved
 
 

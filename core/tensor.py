@@ -19,24 +19,24 @@ from __future__ import annotations
 
 import contextvars
 import itertools
-import sys
-import threading
 
 import numpy as np
 
+from .arrays import CONVERTING, HoldsTensor, check_dtype
+from .live import LIVE, OPEN_SCOPES, SCOPES
 from .operators import TensorOperators
+from .recording import tracks
 from .tracing import TRACER, guard
 
-__all__ = ["Tensor", "Variable", "tensor", "variable", "DisposedError"]
+__all__ = ["Tensor", "DisposedError", "new_id"]
 
 _ids = itertools.count(1)
-_lock = threading.Lock()
 
-_SUPPORTED_KINDS = "fiub"  # float, signed int, unsigned int, bool
 
-# live tensors: id -> nbytes (memory() reads it); tidy scopes: stack of lists
-_LIVE: dict[int, int] = {}
-_SCOPES = threading.local()
+def new_id() -> int:
+    """A fresh tensor id: larger than every tensor's made so far (those made later get
+    larger ones still), so a caller can tell which tensors a block of code made."""
+    return next(_ids)
 
 
 class DisposedError(RuntimeError):
@@ -46,7 +46,6 @@ class DisposedError(RuntimeError):
 # core.numpy_dispatch, bound when it is imported (this module imports no ops)
 _dispatch: list = [None]
 
-_OPEN_SCOPES = [0]  # tidy scopes open in any thread: Tensor() skips the lookup when 0
 
 # while a custom-gradient forward runs: a function told of every tensor whose value is read
 # as numpy (numpy(), __array__, item()), so one used without being an input is named
@@ -54,67 +53,14 @@ _OPEN_SCOPES = [0]  # tidy scopes open in any thread: Tensor() skips the lookup 
 READS: contextvars.ContextVar = contextvars.ContextVar("reads", default=None)
 
 
-def _scope_stack() -> list:
-    stack = getattr(_SCOPES, "stack", None)
-    if stack is None:
-        stack = _SCOPES.stack = []
-    return stack
-
-
-def _push_scope() -> None:
-    with _lock:
-        _OPEN_SCOPES[0] += 1
-    _scope_stack().append([])
-
-
-def _pop_scope() -> list:
-    with _lock:
-        _OPEN_SCOPES[0] -= 1
-    return _scope_stack().pop()
-
-
-def _check_dtype(arr: np.ndarray, where: str) -> np.ndarray:
-    if arr.dtype.kind not in _SUPPORTED_KINDS:
-        raise TypeError(
-            f"{where}: unsupported dtype {arr.dtype} (expected a float, int or bool array)"
-        )
-    return arr
-
-
-def _to_array(data, dtype=None, where="tensor") -> np.ndarray:
-    """Convert user data: Python floats -> float32, ints -> int32, numpy keeps its dtype."""
-    if isinstance(data, Tensor):
-        arr = data.numpy()
-    elif isinstance(data, np.ndarray):
-        arr = data
-    elif isinstance(data, np.generic):
-        arr = np.asarray(data)
-    else:
-        try:
-            arr = np.asarray(data)
-        except (ValueError, TypeError) as e:
-            raise TypeError(
-                f"{where}: cannot make a tensor from {type(data).__name__}: {e}"
-            ) from None
-        if arr.dtype == np.float64:
-            arr = arr.astype(np.float32)
-        elif arr.dtype == np.int64:
-            arr = arr.astype(np.int32)
-        elif arr.dtype.kind == "O" or arr.dtype.kind in "USV":
-            raise TypeError(
-                f"{where}: expected numbers (nested lists of float/int/bool or an array), "
-                f"got {type(data).__name__} of {arr.dtype}"
-            )
-    if dtype is not None:
-        arr = arr.astype(np.dtype(dtype), copy=False)
-    return _check_dtype(arr, where)
-
-
-class _HoldsTensor(Exception):
-    """``__array__`` ran while ``tensor_data.from_data`` converted a list of tensors."""
-
-
-_CONVERTING = threading.local()  # on while from_data converts a list (tensor_data.py)
+_DETACH_MESSAGE = (
+    "tensor {label} is recorded by an active tape: turning it into a numpy array "
+    "(np.asarray, np.array, a numpy function without a tapeviz dispatch) would silently cut "
+    "its gradient. Use tapeviz ops instead: tv.stack([...]) or tv.tensor([...]) for a list "
+    "of tensors, tv.exp/tv.sum/... for np.exp/np.sum/...; or take a constant on purpose with "
+    "x.numpy(), x.item() or float(x) (explicit requests for the value are constants, inside a "
+    "tape too) or tv.stop_gradient(x)"
+)
 
 
 class Tensor(TensorOperators):
@@ -125,21 +71,22 @@ class Tensor(TensorOperators):
 
     __slots__ = ("_data", "id", "name", "_meta", "__weakref__")
     __array_priority__ = 100  # numpy defers `ndarray op Tensor` to us
+    _kind = "tensor"  # its repr's name
     _version = 0  # a Tensor's value never changes; Variable.assign counts its changes
 
     def __init__(self, data, name: str | None = None):
         if type(data) is not np.ndarray:  # numpy scalars, subclasses: a plain array
-            data = _check_dtype(np.asarray(data), "Tensor")
+            data = check_dtype(np.asarray(data), "Tensor")
         self._data = data
         self.id = i = next(_ids)
         self.name = name
-        _LIVE[i] = data.nbytes
-        if _OPEN_SCOPES[0]:
-            stack = getattr(_SCOPES, "stack", None)
+        LIVE[i] = data.nbytes
+        if OPEN_SCOPES[0]:
+            stack = getattr(SCOPES, "stack", None)
             if stack:
                 stack[-1].append(self)
 
-    def __del__(self, _live=_LIVE):
+    def __del__(self, _live=LIVE):
         # bound as a default: at interpreter exit module globals may already be None
         _live.pop(getattr(self, "id", None), None)
 
@@ -189,8 +136,8 @@ class Tensor(TensorOperators):
         return self._array.tolist()
 
     def __array__(self, dtype=None, copy=None):
-        if getattr(_CONVERTING, "on", False):  # a list being made a tensor: stack it (ops)
-            raise _HoldsTensor
+        if getattr(CONVERTING, "on", False):  # a list being made a tensor: stack it (ops)
+            raise HoldsTensor
         if TRACER.get() is not None:
             guard(self, "np.asarray()")
         hook = READS.get()
@@ -200,9 +147,8 @@ class Tensor(TensorOperators):
         # (``np.int64(x)``, ``np.asarray(x, int)``) it may: their gradient is 0 anyway, as
         # ``x.astype(int)``'s (a piecewise-constant function of x), so nothing is cut
         if self.dtype.kind == "f" and (dtype is None or np.dtype(dtype).kind not in "iub"):
-            from .tensor_data import check_not_recorded
-
-            check_not_recorded(self)
+            if tracks(self):
+                raise TypeError(_DETACH_MESSAGE.format(label=self._label()))
         arr = self._array
         return arr.astype(dtype) if dtype is not None else arr.copy()
 
@@ -247,7 +193,7 @@ class Tensor(TensorOperators):
         if d is not None:
             self._meta = (d.shape, d.dtype)
         self._data = None
-        _LIVE.pop(self.id, None)
+        LIVE.pop(self.id, None)
 
     def _shape_dtype(self) -> tuple:
         """(shape, dtype), also after ``dispose`` (engine use)."""
@@ -264,7 +210,7 @@ class Tensor(TensorOperators):
             return f"traced({self._label()}, shape={self.shape}, dtype={self.dtype})"
         body = np.array2string(self._data, separator=", ", threshold=20, edgeitems=3)
         extra = f", name={self.name!r}" if self.name else ""
-        kind = "variable" if isinstance(self, Variable) else "tensor"
+        kind = self._kind
         return f"{kind}({body}, dtype={self._data.dtype}{extra})"
 
     def __len__(self) -> int:
@@ -309,185 +255,28 @@ class Tensor(TensorOperators):
     # Tapes, gradients and optimizers key tensors by ``id``; a copy that kept it would take
     # the original's gradient (a deep-copied teacher model), and an unpickled one would
     # collide with the tensors of the process that loads it. So every copy is a new tensor.
+    def _copy_as(self) -> tuple:
+        """(class, extra constructor arguments) of a copy: ``Tensor`` for internal kinds
+        (a wrapped user array, a constant); a ``Variable`` stays one."""
+        return Tensor, ()
+
     def __reduce_ex__(self, protocol):
-        return (_rebuild, (_public_class(self), self.numpy(), self.name, _extra(self)))
+        return (_rebuild, (*self._copy_as()[:1], self.numpy(), self.name, self._copy_as()[1]))
 
     def __copy__(self):
-        return _rebuild(_public_class(self), self._array, self.name, _extra(self))
+        return _rebuild(self._copy_as()[0], self._array, self.name, self._copy_as()[1])
 
     def __deepcopy__(self, memo):
-        out = _rebuild(_public_class(self), self._array.copy(), self.name, _extra(self))
+        cls, extra = self._copy_as()
+        out = _rebuild(cls, self._array.copy(), self.name, extra)
         memo[id(self)] = out
         return out
 
 
-def _public_class(t: Tensor) -> type:
-    """The class a copy of ``t`` gets: ``Variable`` or ``Tensor`` (internal subclasses such
-    as a wrapped user array or a constant are plain tensors once copied)."""
-    return Variable if isinstance(t, Variable) else Tensor
-
-
-def _extra(t: Tensor) -> tuple:
-    return (t.trainable,) if isinstance(t, Variable) else ()
-
-
 def _rebuild(cls, data, name, extra=()):
-    """A copy or an unpickled tensor: the value, name (and a variable's ``trainable``), with
-    a fresh id (``Tensor.__reduce_ex__``)."""
-    arr = np.array(data, copy=True)  # its own writable array (a pickle's may be read-only)
-    if cls is Variable:
-        return Variable(arr, name, *extra)
-    return Tensor(arr, name)
-
-
-class Variable(Tensor):
-    """A mutable tensor: ``assign`` replaces its value. Trainable ones are watched by tapes.
-
-    Example:
-        >>> import tapeviz as tv
-        >>> w = tv.variable([1.0, 2.0], name="w")
-        >>> w.assign(w * 2).numpy()
-        array([2., 4.], dtype=float32)
-    """
-
-    __slots__ = ("trainable", "_version")
-
-    def __init__(self, data, name=None, trainable=True):
-        super().__init__(data, name)
-        self.trainable = trainable
-        self._version = 0  # +1 per assign: a tape's saved value of an older one is stale
-
-    def assign(self, value) -> Variable:
-        """Replace the value with ``value`` of the same shape and dtype; returns self."""
-        tracer = TRACER.get()
-        if tracer is not None:  # tv.jit tracing: the compiled program assigns too
-            return tracer.assign(self, value)
-        d = self._data
-        if (
-            type(value) is np.ndarray
-            and sys.getrefcount(value) <= _TEMPORARY_REFS  # no one else can reach it
-            and d is not None
-            and value.base is None
-            and value.flags.owndata
-            and value.dtype == d.dtype
-            and value.shape == d.shape
-            and value.flags.writeable
-        ):  # a temporary (``v.assign(w - lr * g)``): the copy below would be wasted
-            self._version += 1
-            self._data = value
-            _LIVE[self.id] = value.nbytes
-            return self
-        new = _to_array(value, where=f"Variable {self._label()}.assign")
-        if new.shape != self.shape:
-            raise ValueError(
-                f"Variable {self._label()}.assign: expected shape {self.shape}, got {new.shape}"
-            )
-        self._data = new.astype(self.dtype, copy=True)
-        self._version += 1
-        _LIVE[self.id] = self._data.nbytes
-        return self
-
-    def assign_sub(self, delta) -> Variable:
-        if TRACER.get() is not None:
-            guard(self, "assign_sub()")
-        return self.assign(self._array - _to_array(delta))
-
-    def dispose(self) -> None:
-        super().dispose()
-
-
-def _refs(value) -> int:
-    return sys.getrefcount(value)
-
-
-def _temporary_refs() -> int:
-    """The reference count ``assign`` sees for an array only the call holds (numpy's own
-    temporary elision uses the same fact); 0 (never skip the copy) where a named array
-    would look the same (interpreters that borrow references on the stack)."""
-    named = np.empty(1)
-    temporary, held = _refs(np.empty(1)), _refs(named)
-    return temporary if temporary < held else 0
-
-
-_TEMPORARY_REFS = _temporary_refs()
-
-
-class _StandIn(Tensor):
-    """A shape-only record of a tensor (same id, no value) for tapes that must not keep a
-    large value alive; disposing or dropping it leaves the real tensor alone."""
-
-    __slots__ = ()
-
-    def __del__(self):
-        pass
-
-    def dispose(self) -> None:
-        pass
-
-
-def stand_in(t: Tensor, limit: int) -> Tensor:
-    """``t`` itself when its value has at most ``limit`` bytes, else a ``_StandIn`` of it."""
-    d = t._data
-    if d is None or d.nbytes <= limit:
-        return t
-    s = object.__new__(_StandIn)
-    s._data, s.id, s.name, s._meta = None, t.id, t.name, (d.shape, d.dtype)
-    return s
-
-
-class _Constant(Tensor):
-    """A Python number an op turned into a tensor (``x * 0.5``). The user never holds it, so
-    it is never a source: values saved only for its gradient are not kept (tape.py)."""
-
-    __slots__ = ()
-
-
-def tensor(data, dtype=None, name: str | None = None) -> Tensor:
-    """Make a tensor. Lists of Python floats become float32; numpy arrays keep their dtype.
-
-    Args:
-        data: nested lists, a number, a numpy array or a Tensor (copied). A list or tuple
-            holding tensors is stacked with ops, so a tape records it and gradients flow;
-            so is a float Tensor an active tape records (an ``Identity`` or ``Cast`` op, as
-            ``jnp.array``; PyTorch's ``torch.tensor`` would detach it silently but for a
-            warning). A constant on purpose: ``x.numpy()`` or ``tv.stop_gradient(x)``.
-        dtype: optional dtype to convert to.
-        name: optional name shown by tapeviz.
-
-    Returns:
-        A new ``Tensor``.
-
-    Example:
-        >>> import tapeviz as tv
-        >>> tv.tensor([[1.0, 2.0]]).shape
-        (1, 2)
-    """
-    if type(data) is list or type(data) is tuple:  # tensors inside are stacked with ops
-        from .tensor_data import from_data
-
-        out = from_data(data, dtype, "tensor")
-        out.name = name
-        return out
-    if isinstance(data, Tensor) and data.dtype.kind == "f":
-        from .engine import tracks
-
-        if tracks(data):  # a copy would silently cut the gradient: copy with an op
-            from .ops import cast, identity
-
-            same = dtype is None or np.dtype(dtype) == data.dtype
-            out = identity(data) if same else cast(data, dtype)
-            out.name = name
-            return out
-    arr = _to_array(data, dtype, "tensor")
-    if arr is data or isinstance(data, Tensor):
-        arr = arr.copy()
-    return Tensor(arr, name)
-
-
-def variable(data, name: str | None = None, trainable: bool = True, dtype=None) -> Variable:
-    """Make a ``Variable`` (its own copy of ``data``); trainable ones are watched by tapes."""
-    arr = np.array(_to_array(data, dtype, "variable"), copy=True)
-    return Variable(arr, name, trainable)
+    """A copy or an unpickled tensor: the value, name (and what else its class keeps, as a
+    variable's ``trainable``), with a fresh id (``Tensor.__reduce_ex__``)."""
+    return cls(np.array(data, copy=True), name, *extra)  # its own writable array
 
 
 def _wrap(arr) -> Tensor:

@@ -1,6 +1,6 @@
 """``detect_anomaly()``: stop at the first NaN or Inf, forward or backward, and name its node.
 
-Inside the block the engine calls a check after every kernel (``core.engine._ANOMALY``, a
+Inside the block the engine calls a check after every kernel (``core.recording.anomaly_hook``, a
 context variable that is ``None`` outside, so ``run_kernel`` pays one lookup when it is off).
 Gradient ops run through ``run_kernel`` too, while the tape being differentiated records them
 with ``grad_of`` set; so a NaN born in backward is traced to the forward node whose gradient
@@ -14,7 +14,7 @@ import warnings
 
 import numpy as np
 
-from .. import engine
+from .. import engine, recording
 from ..source_location import where
 
 __all__ = ["detect_anomaly", "AnomalyError", "tensor_stats"]
@@ -83,7 +83,7 @@ def _where(source) -> str:
 def _find_node(outputs):
     """The node just recorded for ``outputs`` and, in backward, the forward node."""
     backward_hit = forward_hit = None
-    rec = engine.current()
+    rec = recording.current()
     if rec is None:
         return None, None
     for bw in rec.backward:
@@ -132,7 +132,7 @@ def _error(name, inputs, index, data, backward_hit, forward_hit) -> AnomalyError
                 "forward_input_stats": fstats}  # fmt: skip
     else:
         node = forward_hit
-        source = node.source if node is not None and node.source else engine._user_frame()
+        source = node.source if node is not None and node.source else engine.caller_source()
         label = f"node {node.id} ({node.label})" if node is not None else "an unrecorded op"
         msg = (
             f"detect_anomaly: {word} appeared in the forward pass: {label}, kernel {name}, "
@@ -195,9 +195,6 @@ def detect_anomaly(forward: bool = True, backward: bool = True):
         forward Log nan
     """
 
-    token = engine._ANOMALY.set(_Hook(forward, backward))
-    try:
+    with recording.anomaly_checking(_Hook(forward, backward)):
         with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
             yield
-    finally:
-        engine._ANOMALY.reset(token)

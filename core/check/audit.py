@@ -17,128 +17,15 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .. import engine, source_location
-from ..backward import GradientError, _check_grad
 from ..display import HtmlRepr
-from ..tensor import Tensor, _Constant
+from ..registry import BUILTIN_GRADIENTS
+from ..tensor_kinds import Constant
 from .gradcheck import _DEFAULTS, GradCheckReport
+from .node_problem import NodeProblem
 from .report import FAILURE_CLASSES
 from .runner import run_checks
 
 __all__ = ["audit", "AuditReport", "NodeAudit"]
-
-
-class NodeProblem:
-    """One node as a check problem: its primitive re-runs the forward, its recorded
-    gradient config (``node.grad``) is the analytic side. Kernel nodes are re-run in
-    float64, saved values recomputed. Other nodes keep their recorded saved values (analytic
-    side in the recorded dtype); their forward runs in float64 when it keeps float64."""
-
-    def __init__(self, node):
-        self.node, self.nodes, self.unconnected = node, [node], set()
-        self.names = list(node.inputs)
-        tensors = [node.inputs[k] for k in self.names]
-        self.kernel = node.primitive.kernels.get(node.backend)
-        custom = self.kernel is None
-        has_dtype_attr = any(isinstance(v, (np.dtype, type)) for v in node.attrs.values())
-        mem = any(s.role == "memory" for s in node.saved)
-        self.exact = self.kernel is not None and not custom and not has_dtype_attr and not mem
-        self.dtypes = [t.dtype for t in tensors]
-        self.args = [
-            t.numpy().astype(np.float64) if self.exact and t.dtype.kind == "f" else t.numpy()
-            for t in tensors
-        ]
-        # a Python number the op made a constant (the 2 of ``v ** 2``) is never a source: its
-        # gradient is not checked (it may not exist: d/db a^b = a^b log a is NaN for a < 0)
-        self.diff = [
-            k for k, t in enumerate(tensors) if t.dtype.kind == "f" and type(t) is not _Constant
-        ]
-        self.num64 = self.exact or self._keeps_float64()
-        if self.num64:
-            self.args = [a.astype(np.float64) if a.dtype.kind == "f" else a for a in self.args]
-        outs = self._forward(self.args)
-        self.out_shapes = [o.shape for o in outs]
-        self.out_dtypes = [o.dtype for o in (outs if self.exact else node.outputs)]
-        self.outs, self.y = outs, _flat(outs)
-
-    def _keeps_float64(self) -> bool:
-        args = [a.astype(np.float64) if a.dtype.kind == "f" else a for a in self.args]
-        try:
-            outs = self._forward(args, cast=False)
-        except Exception:  # the forward insists on its recorded dtype
-            return False
-        return all(o.dtype == np.float64 for o in outs if o.dtype.kind == "f")
-
-    def _forward(self, args, cast=True) -> list:
-        if cast and not self.num64:
-            args = [np.asarray(a).astype(d) for a, d in zip(args, self.dtypes)]
-        out = self.node.primitive.evaluate(self.node, dict(zip(self.names, args)))
-        return [np.asarray(o) for o in out]
-
-    def call(self, args) -> np.ndarray:
-        return _flat(self._forward(args))
-
-    def _saved(self):
-        if not self.exact:
-            return tuple(s.tensor for s in self.node.saved)
-        saved = []
-        for s in self.node.saved:
-            src = self.args[self.names.index(s.name)] if s.role == "input" else self.outs[s.name]
-            saved.append(Tensor(np.asarray(src)))
-        return tuple(saved)
-
-    def vjp(self, dy) -> list:
-        node, pieces, start = self.node, [], 0
-        for shape, dtype in zip(self.out_shapes, self.out_dtypes):
-            size = int(np.prod(shape))
-            pieces.append(Tensor(dy.reshape(-1)[start : start + size].reshape(shape).astype(dtype)))
-            start += size
-        with engine.no_grad():
-            thunks = node.grad.grad_fn(pieces[0] if len(pieces) == 1 else tuple(pieces),
-                                       self._saved(), node.attrs)  # fmt: skip
-            if not isinstance(thunks, dict):
-                raise GradientError(f"gradient of {node.label!r} (node {node.id}) must return a "
-                                    f"dict, got {type(thunks).__name__}")  # fmt: skip
-            out = []
-            for k in self.diff:
-                x = Tensor(np.asarray(self.args[k]).astype(self._dtype(k)))
-                thunk = thunks.get(self.names[k])
-                if thunk is None:
-                    self.unconnected.add(len(out))
-                    out.append(np.zeros(x.shape))
-                    continue
-                g = _check_grad(
-                    node, self.names[k], x, thunk() if callable(thunk) else thunk, _ops()
-                )
-                out.append(g.numpy().astype(np.float64))
-        return out
-
-    def _dtype(self, k):
-        return np.float64 if self.exact else self.dtypes[k]
-
-    def batched(self, k, X):
-        from .batched_replay import replay
-
-        t = self.node.inputs[self.names[self.diff[k]]]
-        values = {self.node.inputs[n].id: a for n, a in zip(self.names, self.args)}
-        if not self.num64:
-            X = X.astype(self.dtypes[self.diff[k]])
-        env = replay(self.nodes, {t.id: X}, values, size=len(X))
-        outs = [env[o.id].reshape(len(X), -1) for o in self.node.outputs]
-        return np.concatenate(outs, axis=1).astype(np.float64).reshape((len(X),) + self.y.shape), (
-            "batched replay"
-        )
-
-
-def _ops():
-    from .. import ops
-
-    return ops
-
-
-def _flat(outs) -> np.ndarray:
-    if len(outs) == 1:
-        return np.asarray(outs[0], dtype=np.float64)
-    return np.concatenate([np.asarray(o, dtype=np.float64).reshape(-1) for o in outs])
 
 
 @dataclass
@@ -252,7 +139,7 @@ def _skip_reason(node) -> str | None:
         return "stop_gradient: its gradient is zero by design, not the derivative"
     if any(t._data is None for t in node.inputs.values()):
         return "an input was disposed"
-    if not any(t.dtype.kind == "f" and type(t) is not _Constant for t in node.inputs.values()):
+    if not any(t.dtype.kind == "f" and type(t) is not Constant for t in node.inputs.values()):
         return "no floating input (Python-number constants are not checked)"
     prim = node.primitive
     if node.backend not in prim.kernels and prim.forward is None:
@@ -347,8 +234,6 @@ def _what(node) -> str:
     if style == "override":
         return f"built-in kernel {node.kernel}, gradient overridden"
     if style in ("builtin", "gradient"):
-        from ..registry import BUILTIN_GRADIENTS
-
         kind = "built-in kernel" if node.kernel in BUILTIN_GRADIENTS else "registered kernel"
         return kind if node.label == node.kernel else f"{kind} {node.kernel}"
     return style

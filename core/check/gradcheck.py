@@ -14,7 +14,8 @@ import numpy as np
 from .. import engine
 from ..ops import cast
 from ..tape import Tape
-from ..tensor import Tensor, Variable
+from ..tensor import Tensor
+from ..tensor_kinds import Variable
 from .comparison import FAILURE_CLASSES, InputCheck
 from .differences import directional, jacobians
 from .outputs import output_functions

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import engine
+from .. import recording
 from ..tensor import Tensor
 
 __all__ = ["output_functions"]
@@ -15,7 +15,7 @@ __all__ = ["output_functions"]
 def output_functions(f, xs, name: str) -> tuple[list, list]:
     """``([(label, f_k)], notes)``: one function per floating output of ``f(*xs)`` (label
     None when ``f`` returns one tensor); notes for outputs that are not checked."""
-    with engine.no_grad():
+    with recording.no_grad():
         out = f(*xs)
     if isinstance(out, Tensor):
         return [(None, f)], []

@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import engine
+from .. import recording
 from ..functional import jvp
 from ..ops.elementwise import FROZEN_STOPS, stop_gradient
 from ..tape import Tape
-from ..tensor import Tensor, Variable
+from ..tensor import Tensor
+from ..tensor_kinds import Variable
 from .batched_replay import Unbatchable, replay
 
 __all__ = ["FunctionProblem", "wrap_arguments"]
@@ -44,7 +45,7 @@ class FunctionProblem:
         self.stops: list = []  # the values f's stop_gradient calls gave, in order
         token = FROZEN_STOPS.set(self._record_stop)
         try:
-            with engine.no_grad(), self.tape:
+            with recording.no_grad(), self.tape:
                 self.tape.watch([self.xs[i] for i in self.diff])
                 out = f(*self.xs)
         finally:
@@ -72,7 +73,7 @@ class FunctionProblem:
 
         token = FROZEN_STOPS.set(held) if self.stops else None
         try:
-            with engine.no_grad():
+            with recording.no_grad():
                 out = self.f(*wrap_arguments(args, self.variables))
         finally:
             if token is not None:
@@ -81,7 +82,7 @@ class FunctionProblem:
 
     def vjp(self, dy) -> list:
         sources = [self.xs[i] for i in self.diff]
-        with engine.no_grad():
+        with recording.no_grad():
             gs = self.tape.gradient(self.out, sources, Tensor(dy.astype(self.out.dtype)))
         out = []
         for k, (g, x) in enumerate(zip(gs, sources)):
@@ -98,7 +99,7 @@ class FunctionProblem:
             return self.f(*full)
 
         fd.__name__ = self.name
-        with engine.no_grad():
+        with recording.no_grad():
             primals = [self.xs[i] for i in self.diff]
             _, out = jvp(fd, primals, [Tensor(t) for t in tangents])
         return out.numpy().astype(np.float64)

@@ -3,7 +3,7 @@
 ``custom_grad``, ``DifferentiableFunction`` and ``CompiledLayer`` each make a ``Primitive``
 (``core/primitive.py``) once per function, class instance or layer, and then, per call, use
 the same three pieces: one input conversion (``as_input``), one recording path
-(``Primitive.record``) and one gradient validator
+(``engine.record``) and one gradient validator
 (``core/grad_validation.py``, called by each style with its own words for ``where``).
 """
 
@@ -12,12 +12,13 @@ from __future__ import annotations
 import contextlib
 import functools
 
-from .. import engine
+from .. import recording
 from .. import tensor as _tensor_mod
 from ..grad_validation import GradientError
+from ..ops._util import from_data
 from ..primitive import Primitive
-from ..tensor import Tensor, Variable
-from ..tensor_data import from_data
+from ..tensor import Tensor
+from ..tensor_kinds import Variable
 
 __all__ = ["Primitive", "as_input", "outer_tapes", "thunks_once", "watch_uses"]
 
@@ -36,7 +37,7 @@ def as_input(x, where: str) -> Tensor:
 
 def outer_tapes() -> tuple:
     """The tapes recording now that are not being differentiated (higher order)."""
-    rec = engine.current()
+    rec = recording.current()
     return rec.tapes if rec is not None else ()
 
 
@@ -76,7 +77,7 @@ class ForwardUses:
             and id(t) not in self.found
             and t.id < self.start
             and t.dtype.kind == "f"
-            and engine.tracks_in(self.outer, t)
+            and recording.tracks_in(self.outer, t)
         ):
             self.found[id(t)] = t
 
@@ -93,14 +94,14 @@ def watch_uses(where: str, inputs):
     (``ForwardUses``): its gradient through the op would be silently missing. TensorFlow's
     ``custom_gradient`` raises here too, unless ``grad_fn`` returns the variables'
     gradients; here the fix is to pass the tensor as an input."""
-    outer = engine.current()
+    outer = recording.current()
     if outer is None:
         yield
         return
-    uses = ForwardUses(outer, inputs, next(_tensor_mod._ids))
+    uses = ForwardUses(outer, inputs, _tensor_mod.new_id())
     token = _tensor_mod.READS.set(uses.read)
     try:
-        with engine.recording_as(engine.Recording(observer=uses)):
+        with recording.recording_as(recording.Recording(observer=uses)):
             yield
     finally:
         _tensor_mod.READS.reset(token)

@@ -27,9 +27,9 @@ import inspect
 
 import numpy as np
 
-from .. import engine
+from .. import engine, recording
 from ..grad_validation import GradientError
-from ..registry import GradConfig
+from ..gradient_registry import GradConfig
 from ..tape import Tape
 from ..tensor import Tensor
 from ..tracing import refuse_opaque
@@ -136,7 +136,7 @@ class CompiledLayer:
         mode = self._mode(x.ndim)
         checked = self._checked()
         y = Tensor(self._forward(x._array, mode, checked))
-        if engine.recording():
+        if recording.recording():
             self._record(x, y, mode, checked)
         return y
 
@@ -220,7 +220,7 @@ class CompiledLayer:
             "batch": self.batch,
             "gradient": self.gradient_mode,
         }
-        self._prims[0].record({"x": x}, (y,), attrs, grad, saved)
+        engine.record(self._prims[0], {"x": x}, (y,), attrs, grad, saved)
 
     def _grad_fn(self, dy, saved, attrs, *, mode, checked):
         if self.gradient == "auto":
@@ -243,7 +243,7 @@ class CompiledLayer:
         key = (x.shape, mode)
         if key in self._traced:
             return
-        with engine.no_grad():
+        with recording.no_grad():
             traced = self._traced_forward(x, mode).numpy()
         compiled = self._forward(x._array, mode, self._checked())
         tol = 1e-4 if x.dtype == np.float32 else 1e-9
@@ -285,7 +285,7 @@ class CompiledLayer:
         dx = self._check_dx(dx, x)
         out = Tensor(dx)
         grad = GradConfig(f"{KERNEL}Gradient", self._no_second_order)
-        self._prims[1].record({"x": x, "dy": dy}, (out,), {"mode": mode}, grad, [])
+        engine.record(self._prims[1], {"x": x, "dy": dy}, (out,), {"mode": mode}, grad, [])
         return out
 
     def _check_dx(self, dx, x: Tensor) -> np.ndarray:

@@ -2,12 +2,14 @@
 
 An entry's ``inputs_to_save`` of ``"*"`` saves every input (kernels with a variable input
 count, such as ``Einsum``). A family's ``BATCHING`` gives the batched replay's rule for its
-primitives (``core/batching.py``).
+primitives (``core/batching.py``); its ``DECOMPOSITIONS`` the ops a fused kernel stands for
+(the lesson graph draws them in its place).
 """
 
 from __future__ import annotations
 
-from ..registry import register_batching, register_gradient
+from ..gradient_registry import register_gradient
+from ..registry import register_batching, register_decomposition
 from . import (
     contract,
     decomp,
@@ -56,3 +58,5 @@ def register() -> None:
             )
         for name, rule in getattr(family, "BATCHING", {}).items():
             register_batching(name, rule)
+        for name, parts in getattr(family, "DECOMPOSITIONS", {}).items():
+            register_decomposition(name, parts)

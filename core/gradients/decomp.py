@@ -23,7 +23,8 @@ import numpy as np
 
 from .. import kernel_names as K
 from .. import ops as o
-from ..engine import KernelError, tracks
+from ..engine import KernelError
+from ..recording import tracks
 from ..tensor import Tensor
 
 

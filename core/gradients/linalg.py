@@ -9,7 +9,7 @@ from .. import kernel_names as K
 from .. import ops as o
 from ..engine import run_kernel
 from ..ops.elementwise import relu_grad, sigmoid_grad, tanh_grad
-from ..ops.linalg import fused_matmul
+from ..ops.matrix import fused_matmul
 
 
 def _swap(t):
@@ -83,3 +83,17 @@ GRADIENTS = [
 OPTIONAL_INPUTS = {K.FUSED_MATMUL: ("bias",)}  # fused_matmul runs without a bias too
 
 BATCHING = {K.MATMUL: B.matmul, K.FUSED_MATMUL: B.fused_matmul}  # core/batching.py
+
+
+def _dense_parts(ins: dict, attrs: dict):
+    """``act(a @ b + bias)`` as separate ops: what the lesson graph draws for a fused layer."""
+    a = o.transpose(ins["a"]) if attrs.get("transpose_a") else ins["a"]
+    b = o.transpose(ins["b"]) if attrs.get("transpose_b") else ins["b"]
+    z = a @ b
+    if "bias" in ins:
+        z = z + ins["bias"]
+    act = attrs.get("activation", "linear")
+    return z if act == "linear" else getattr(o, act)(z)
+
+
+DECOMPOSITIONS = {K.FUSED_MATMUL: _dense_parts}  # the lesson graph draws these ops instead

@@ -158,3 +158,11 @@ GRADIENTS = [
 ]
 
 BATCHING = dict.fromkeys([K.CONV2D, K.MAX_POOL, K.AVG_POOL], B.nhwc_images)  # core/batching.py
+
+
+def _softmax_ce_parts(ins: dict, attrs: dict):
+    """mean(-Σ labels · log_softmax(logits)) as separate ops (the lesson graph's view)."""
+    return o.mean(-o.sum(ins["labels"] * o.log_softmax(ins["logits"], axis=-1), axis=-1))
+
+
+DECOMPOSITIONS = {K.SOFTMAX_CROSS_ENTROPY: _softmax_ce_parts}  # drawn in the fused node's place

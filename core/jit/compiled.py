@@ -8,13 +8,17 @@ how to turn the generated function's arrays back into the function's kind of res
 
 from __future__ import annotations
 
-from ..registry import _PRIMITIVES, grad_in_force
-from ..tensor import Tensor, Variable
+from ..gradient_registry import grad_in_force
+from ..registry import PRIMITIVES
+from ..tensor import Tensor
+from ..tensor_kinds import Variable
 from .bindings import Bindings
 from .codegen import compile_program, prune
+from .fusion import fuse
 from .ir import Program
 from .names import assign_names
 from .pytree import unflatten
+from .render import rows, text
 
 __all__ = ["Compiled", "build"]
 
@@ -36,7 +40,7 @@ class Compiled:
         for prim, backend, config, grad in self.checks:
             if prim.kernels.get(backend) is not config or grad_in_force(prim) is not grad:
                 return f"kernel or gradient {prim.name!r} was registered again"
-            if _PRIMITIVES.get(prim.name) is not prim:
+            if PRIMITIVES.get(prim.name) is not prim:
                 return f"kernel {prim.name!r} was unregistered"
         return self.bindings.changed(fn)
 
@@ -70,14 +74,10 @@ class Compiled:
     @property
     def code(self) -> str:
         """The program as a person reads it (``render``): forward, then backward."""
-        from .render import text
-
         return text(self.program, self.stmts, self.node_ids(self.tape))
 
     def rows(self) -> list:
         """``render.rows`` of the program, linked to the nodes of ``tape``."""
-        from .render import rows
-
         return rows(self.program, self.stmts, self.node_ids(self.tape))
 
     def name_tensors(self) -> None:
@@ -123,8 +123,6 @@ def build(jitfn, fn, tracer, traced, kinds, names, out, result) -> Compiled:
     assign_names(program, tracer.tensor_names, list(tracer.tapes.values()))
     stmts = prune(program.stmts, outputs)
     if any(s.kind == "kernel" and s.config.backend_name == "numba" for s in stmts):
-        from .fusion import fuse
-
         stmts = fuse(stmts, outputs)
     source, run = compile_program(program, stmts)
     checks = _checks(program.stmts)  # all traced kernels: a pruned one still chose the backward

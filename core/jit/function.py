@@ -17,10 +17,11 @@ import warnings
 
 import numpy as np
 
-from .. import engine
+from .. import recording
 from ..backend_registry import get_backend
 from ..tape import Tape
-from ..tensor import DisposedError, Tensor, Variable
+from ..tensor import DisposedError, Tensor
+from ..tensor_kinds import Variable
 from ..tracing import TRACER
 from .compiled import build
 from .pytree import flatten, flatten_result, leaf_names, unflatten
@@ -96,9 +97,9 @@ class JitFunction:
 
     def call(self, fn, args, kwargs):
         """Run ``fn`` (this one's function or another with the same code) compiled."""
-        if TRACER.get() is not None or engine.current() is not None:
+        if TRACER.get() is not None or recording.current() is not None:
             return fn(*args, **kwargs)
-        if engine._ANOMALY.get() is not None:  # detect_anomaly checks each kernel eagerly
+        if recording.anomaly_hook() is not None:  # detect_anomaly checks each kernel eagerly
             return fn(*args, **kwargs)
         leaves, struct = self._flatten(args, kwargs)
         key = (get_backend(), struct, _signature(leaves))

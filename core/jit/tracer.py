@@ -14,8 +14,10 @@ import weakref
 
 import numpy as np
 
-from .. import engine
-from ..tensor import Tensor, Variable, _ids, _to_array
+from .. import engine, recording
+from ..arrays import to_array
+from ..tensor import Tensor, new_id
+from ..tensor_kinds import Variable
 from ..tracing import TRACER
 from .errors import JitError, concretization_error, opaque_error
 from .ir import Stmt, Value
@@ -35,7 +37,7 @@ class Tracer:
         self.var_args: dict[int, int] = {}  # Variable id -> argument index
         self.tapes: dict[int, object] = {}  # the tapes that recorded while tracing
         self.display = display  # a Tape that records the forward kernels (show_code)
-        self.start_id = next(_ids)
+        self.start_id = new_id()
         self._roots: dict[int, tuple] = {}  # id(root array) -> (weakref, {layout: Value})
         self._wrapped: list = []  # (weakref to tensor, wrapper, plain array)
         self.tensor_names: dict[int, str] = {}  # tensor id -> its name when tracing ended
@@ -85,7 +87,7 @@ class Tracer:
 
     def _place(self, stmt: Stmt, inputs=None, outputs=None) -> None:
         """Phase, the forward statement it differentiates, source line; note the tapes."""
-        rec = engine.current()
+        rec = recording.current()
         if rec is not None:
             for tape in rec.tapes:
                 self.tapes.setdefault(id(tape), tape)
@@ -97,7 +99,7 @@ class Tracer:
         stmt.source, stmt.site = _user_site()
         if self.display is not None and stmt.phase == "forward" and inputs is not None:
             prim = stmt.prim
-            node = self.display._record(
+            node = self.display.record_node(
                 prim, stmt.config.backend_name, inputs, outputs, stmt.attrs, prim.grad, stmt.source
             )
             stmt.node = (self.display, node.id)
@@ -207,7 +209,7 @@ class Tracer:
         if isinstance(value, Tensor):
             v, array = self.lookup(value), plain(value._array)
         else:
-            array = _to_array(value, where=f"Variable {var._label()}.assign")
+            array = to_array(value, where=f"Variable {var._label()}.assign")
             v = Value("const", array.shape, array.dtype, array=array)
         token = TRACER.set(None)
         try:

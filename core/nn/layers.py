@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from .. import ops
-from ..ops.linalg import fused_matmul
+from ..ops.matrix import fused_matmul
 from ..ops.nn import dropout_drawing
 from ..tensor import Tensor
 from .activations import get_activation

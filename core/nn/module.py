@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..engine import name_scope, no_grad
-from ..tensor import Tensor, Variable, _to_array
+from ..arrays import to_array
+from ..recording import name_scope, no_grad
+from ..tensor import Tensor
+from ..tensor_kinds import Variable
 from . import training, weights
 from .init import generator, initial_value, set_seed
 from .naming import snake_case, unique_name
@@ -21,7 +23,7 @@ __all__ = ["Module", "set_seed", "summary_table"]
 def _as_input(x, where: str) -> Tensor:
     if isinstance(x, Tensor):
         return x
-    arr = _to_array(x, where=where)
+    arr = to_array(x, where=where)
     if arr.dtype.kind != "f":
         arr = arr.astype(np.float32)
     return Tensor(arr)

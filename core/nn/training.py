@@ -12,8 +12,9 @@ import numpy as np
 
 from .. import losses as _losses
 from .. import optim as _optim
-from ..engine import no_grad
-from ..tensor import Tensor, _to_array
+from ..arrays import to_array
+from ..recording import no_grad
+from ..tensor import Tensor
 from .callbacks import Callback, CallbackList, History, progress_callback
 from .metrics import resolve_metrics
 
@@ -23,7 +24,7 @@ __all__ = ["fit", "evaluate", "predict", "Callback", "History"]
 def _array(x, what: str, where: str = "fit") -> np.ndarray:
     if isinstance(x, Tensor):
         return x.numpy()
-    arr = _to_array(x, where=f"{where}: {what}")
+    arr = to_array(x, where=f"{where}: {what}")
     if arr.dtype == np.float64 and not isinstance(x, np.ndarray):
         arr = arr.astype(np.float32)
     return np.asarray(arr)

@@ -8,6 +8,8 @@ import sys as _sys
 from types import ModuleType as _ModuleType
 
 from .. import operators as _operators_module
+from . import linalg  # the namespace tv.linalg
+from ._util import identity
 from .contract import (
     cross,
     diag,
@@ -47,7 +49,6 @@ from .elementwise import (
     gelu,
     greater,
     greater_equal,
-    identity,
     leaky_relu,
     less,
     less_equal,
@@ -132,7 +133,7 @@ from .indexing import (
     take,
     take_along_axis,
 )
-from .linalg import matmul
+from .matrix import matmul
 from .nn import avg_pool2d, conv2d, dropout, max_pool2d
 from .order import (
     array_split,
@@ -169,6 +170,7 @@ from .reduce import (
     softmax,
     std,
     sum,
+    sum_to,
     var,
 )
 from .shape import (
@@ -185,7 +187,6 @@ from .shape import (
     split,
     squeeze,
     stack,
-    sum_to,
     tile,
     transpose,
 )

@@ -1,4 +1,8 @@
-"""Shared helpers for ops: converting arguments and checking them, naming the op."""
+"""Shared helpers for ops: converting arguments and checking them, naming the op.
+
+The lowest layer of the ops: user data becomes tensors here (``as_tensor``, ``from_data``:
+a list holding tensors is stacked with kernels, so a tape records it), with the two ops that
+conversion needs, ``cast`` and ``identity``. Every other ops module builds on this one."""
 
 from __future__ import annotations
 
@@ -6,8 +10,12 @@ import numbers
 
 import numpy as np
 
-from ..tensor import Tensor, Variable, _Constant
-from ..tensor_data import from_data
+from .. import kernel_names as K
+from ..arrays import CONVERTING, HoldsTensor, to_array
+from ..engine import run_kernel
+from ..tensor import Tensor
+from ..tensor_data import Foreign
+from ..tensor_kinds import Constant, Variable
 from ..tracing import TRACER
 
 
@@ -18,10 +26,64 @@ def unchanged(x: Tensor) -> Tensor:
     changes a variable, and a copy or a view taken before must not change with it (numpy's
     rule: a copy is a copy)."""
     if isinstance(x, Variable):
-        from .elementwise import identity
-
         return identity(x)
     return x
+
+
+def cast(x, dtype) -> Tensor:
+    """Convert to ``dtype``; differentiable between float types."""
+    x = as_tensor(x, "cast")
+    dtype = np.dtype(dtype)
+    if dtype.kind not in "fiub":
+        raise TypeError(f"cast: unsupported dtype {dtype}")
+    if dtype == x.dtype:
+        return unchanged(x)
+    return run_kernel(K.CAST, {"x": x}, {"dtype": dtype, "src": x.dtype})
+
+
+def identity(x) -> Tensor:
+    """The same value as a new tensor (an ``Identity`` node: gradients flow through it)."""
+    return run_kernel(K.IDENTITY, {"x": as_tensor(x, "identity")})
+
+
+def from_data(data, dtype=None, where="tensor") -> Tensor:
+    """A Tensor from user data; a list or tuple holding tensors is stacked with ops, so a
+    tape records it (``tv.tensor([x, 3 * x])``, ``tv.mean([x, x + 2])``)."""
+    if type(data) is not list and type(data) is not tuple:
+        arr = to_array(data, dtype, where)
+        return Foreign(arr) if arr is data else Tensor(arr)
+    CONVERTING.on = True
+    try:
+        return Tensor(to_array(data, dtype, where))
+    except HoldsTensor:
+        pass
+    finally:
+        CONVERTING.on = False
+    return _stack_nested(data, dtype, where)
+
+
+def _stack_nested(data, dtype, where) -> Tensor:
+    """Stack the items of ``data`` (tensors, numbers, nested lists) with kernels: each item
+    reshaped to a leading axis of 1, then concatenated (the nodes ``tv.stack`` records)."""
+    if not data:
+        raise ValueError(f"{where}: cannot stack an empty list")
+    items = [x if isinstance(x, Tensor) else from_data(x, None, where) for x in data]
+    like = next((x for x in data if isinstance(x, Tensor)), items[0]).dtype
+    items = [  # numbers take the tensors' dtype (weak typing); tensors promote
+        x if isinstance(d, (Tensor, list, tuple)) else Tensor(to_array(d, like, where))
+        for x, d in zip(items, data)
+    ]
+    common = np.result_type(*[x.dtype for x in items])
+    items = [x if x.dtype == common else cast(x, common) for x in items]
+    shapes = {x.shape for x in items}
+    if len(shapes) > 1:
+        raise ValueError(f"{where}: cannot stack tensors of different shapes {sorted(shapes)}")
+    rows = {
+        f"x{i}": run_kernel(K.RESHAPE, {"x": x}, {"shape": (1,) + x.shape, "input_shape": x.shape})
+        for i, x in enumerate(items)
+    }
+    out = run_kernel(K.CONCAT, rows, {"axis": 0, "sizes": (1,) * len(items)})
+    return out if dtype is None or out.dtype == np.dtype(dtype) else cast(out, dtype)
 
 
 def as_tensor(x, op: str, like: Tensor | None = None) -> Tensor:
@@ -29,7 +91,7 @@ def as_tensor(x, op: str, like: Tensor | None = None) -> Tensor:
     if isinstance(x, Tensor):
         return x
     if like is not None and type(x) in _PY_NUMBERS:
-        return _Constant(_constant_array(x, like.dtype))
+        return Constant(constant_array(x, like.dtype))
     if (
         like is not None
         and isinstance(x, (numbers.Number, np.bool_))
@@ -41,11 +103,11 @@ def as_tensor(x, op: str, like: Tensor | None = None) -> Tensor:
 
 _PY_NUMBERS = (float, int, bool)
 # 0-d read-only arrays of Python numbers by (type, value, dtype): `x * 0.9` in a loop makes
-# one array, each op still gets its own _Constant tensor (so graphs and tidy are unchanged)
+# one array, each op still gets its own Constant tensor (so graphs and tidy are unchanged)
 _CONSTANTS: dict = {}
 
 
-def _constant_array(x, dtype) -> np.ndarray:
+def constant_array(x, dtype) -> np.ndarray:
     key = (type(x), x, dtype)
     arr = _CONSTANTS.get(key)
     if arr is None:
@@ -85,8 +147,6 @@ def binary_args(a, b, op: str) -> tuple[Tensor, Tensor]:
         a._array, b._array  # noqa: B018 - raises DisposedError naming the tensor
     da, db = a._data.dtype, b._data.dtype
     if da is not db and da != db:
-        from .elementwise import cast
-
         common = np.result_type(da, db)
         if weak and common.kind == "f":  # the number was a float, the tensor int or bool
             common = np.dtype(np.float32)

@@ -20,7 +20,9 @@ from ..engine import run_kernel
 from ..tensor import Tensor
 from ._util import as_tensor, norm_axis
 from .elementwise import cast, mul, where
-from .linalg import matmul
+from .matrix import matmul
+from .order import moveaxis
+from .reduce import sum as _sum
 from .shape import getitem, pad, reshape, stack
 
 
@@ -170,8 +172,6 @@ def kron(a, b) -> Tensor:
 
 def cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None) -> Tensor:
     """Cross product of 3-vectors along the given axes (numpy's broadcasting)."""
-    from .order import moveaxis
-
     if axis is not None:
         axisa = axisb = axisc = axis
     a, b = moveaxis(as_tensor(a, "cross"), axisa, -1), moveaxis(as_tensor(b, "cross"), axisb, -1)
@@ -185,8 +185,6 @@ def cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None) -> Tensor:
 
 def diagonal(a, offset=0, axis1=0, axis2=1) -> Tensor:
     """The ``offset`` diagonal of the planes ``(axis1, axis2)``, as a new last axis."""
-    from .order import moveaxis
-
     a = as_tensor(a, "diagonal")
     i, j = norm_axis(axis1, a.ndim, "diagonal")[0], norm_axis(axis2, a.ndim, "diagonal")[0]
     if i == j:
@@ -201,8 +199,6 @@ def diagonal(a, offset=0, axis1=0, axis2=1) -> Tensor:
 
 def trace(a, offset=0, axis1=0, axis2=1, dtype=None) -> Tensor:
     """Sum of the ``offset`` diagonal."""
-    from .reduce import sum as _sum
-
     d = _sum(diagonal(a, offset, axis1, axis2), -1)
     return d if dtype is None else cast(d, dtype)
 

@@ -1,11 +1,53 @@
-"""Tensors made from shapes: zeros, ones, fill, like-forms, ranges and random values."""
+"""Tensors made from data (``tensor``) and from shapes: zeros, ones, fill, like-forms, ranges
+and random values."""
 
 from __future__ import annotations
 
 import numpy as np
 
+from ..arrays import to_array
+from ..recording import tracks
 from ..tensor import Tensor
-from ._util import as_tensor, drawn
+from ._util import as_tensor, binary_args, cast, drawn, from_data, identity
+from .elementwise import div, where
+from .elementwise_math import floor
+from .order import moveaxis
+
+
+def tensor(data, dtype=None, name: str | None = None) -> Tensor:
+    """Make a tensor. Lists of Python floats become float32; numpy arrays keep their dtype.
+
+    Args:
+        data: nested lists, a number, a numpy array or a Tensor (copied). A list or tuple
+            holding tensors is stacked with ops, so a tape records it and gradients flow;
+            so is a float Tensor an active tape records (an ``Identity`` or ``Cast`` op, as
+            ``jnp.array``; PyTorch's ``torch.tensor`` would detach it silently but for a
+            warning). A constant on purpose: ``x.numpy()`` or ``tv.stop_gradient(x)``.
+        dtype: optional dtype to convert to.
+        name: optional name shown by tapeviz.
+
+    Returns:
+        A new ``Tensor``.
+
+    Example:
+        >>> import tapeviz as tv
+        >>> tv.tensor([[1.0, 2.0]]).shape
+        (1, 2)
+    """
+    if type(data) is list or type(data) is tuple:  # tensors inside are stacked with ops
+        out = from_data(data, dtype, "tensor")
+        out.name = name
+        return out
+    if isinstance(data, Tensor) and data.dtype.kind == "f":
+        if tracks(data):  # a copy would silently cut the gradient: copy with an op
+            same = dtype is None or np.dtype(dtype) == data.dtype
+            out = identity(data) if same else cast(data, dtype)
+            out.name = name
+            return out
+    arr = to_array(data, dtype, "tensor")
+    if arr is data or isinstance(data, Tensor):
+        arr = arr.copy()
+    return Tensor(arr, name)
 
 
 def zeros(shape, dtype="float32") -> Tensor:
@@ -56,10 +98,6 @@ def linspace_tensors(start, stop, num=50, endpoint=True, retstep=False, dtype=No
     ``t = i / (num - 1)`` (``i / num`` without the endpoint). numpy's formula: ``i * step +
     start`` with ``step = (stop - start) / div``, the last value ``stop`` itself. (numpy
     switches to ``i / div * delta`` where a step underflows to exactly 0; not here.)"""
-    from ._util import binary_args
-    from .elementwise import cast, div, where
-    from .order import moveaxis
-
     num = int(num)
     if num < 0:
         raise ValueError(f"linspace: number of samples, {num}, must be non-negative")
@@ -86,8 +124,6 @@ def linspace_tensors(start, stop, num=50, endpoint=True, retstep=False, dtype=No
     if dtype is not None:
         dtype = np.dtype(dtype)
         if dtype.kind in "iu":
-            from .elementwise_math import floor
-
             y = floor(y)
         y = cast(y, dtype)
     return (y, step) if retstep else y

@@ -21,8 +21,11 @@ import numpy as np
 
 from .. import kernel_names as K
 from ..engine import run_kernel
+from ..recording import tracks
 from ..tensor import Tensor
-from ._util import as_tensor
+from ._util import as_tensor, cast
+from .matrix import matmul
+from .order import swapaxes
 
 EighResult = namedtuple("EighResult", "eigenvalues eigenvectors")
 EigResult = namedtuple("EigResult", "eigenvalues eigenvectors")
@@ -37,8 +40,6 @@ def _matrix(a, op, square=False) -> Tensor:
         kind = "square matrices" if square else "matrices"
         raise ValueError(f"{op}: expected a stack of {kind} (..., M, M), got shape {a.shape}")
     if a.dtype.kind != "f":
-        from .elementwise import cast
-
         a = cast(a, np.float64)
     return a
 
@@ -77,8 +78,6 @@ def solve(a, b) -> Tensor:
     a = _matrix(a, "solve", True)
     b = as_tensor(b, "solve")
     if b.dtype != a.dtype:
-        from .elementwise import cast
-
         b = cast(b, np.result_type(a.dtype, b.dtype))
         a = a if a.dtype == b.dtype else cast(a, b.dtype)
     rows = b.shape[0] if b.ndim == 1 else (b.shape[-2] if b.ndim >= 2 else None)
@@ -92,8 +91,6 @@ def cholesky(a, upper=False) -> Tensor:
     gradient is symmetric (autograd's convention). ``upper=True`` returns ``L^T``."""
     L = run_kernel(K.CHOLESKY, {"x": _matrix(a, "cholesky", True)})
     if upper:
-        from .order import swapaxes
-
         return swapaxes(L, -1, -2)
     return L
 
@@ -177,8 +174,6 @@ def qr(a, mode="reduced"):
     a = _matrix(a, "qr")
     m, n = a.shape[-2:]
     if mode == "raw" or (mode == "complete" and m > n):
-        from ..engine import tracks
-
         if tracks(a):
             raise ValueError(
                 f"qr: mode={mode!r} of a {m}x{n} matrix has no gradient ("
@@ -203,8 +198,6 @@ def pinv(a, rcond=None, hermitian=False) -> Tensor:
 
 def matrix_power(a, n: int) -> Tensor:
     """``a`` multiplied by itself ``n`` times (``inv(a)`` for negative ``n``; identity for 0)."""
-    from .linalg import matmul
-
     a = _matrix(a, "matrix_power", True)
     if n < 0:
         a, n = inv(a), -n

@@ -6,21 +6,22 @@ import contextvars
 
 import numpy as np
 
-from .. import engine as _engine
 from .. import kernel_names as K
+from .. import recording
 from ..engine import run_kernel
-from ..tensor import Tensor, Variable, _Constant
+from ..tensor import Tensor
+from ..tensor_kinds import Constant, Variable
 from ._util import (
-    _constant_array,
     as_tensor,
     binary_args,
     broadcast_shape,
+    cast,
+    constant_array,
     require_float,
-    unchanged,
 )
 
 
-def _unary(kernel: str, op: str, float_only: bool = True):
+def unary(kernel: str, op: str, float_only: bool = True):
     def fn(x) -> Tensor:
         if type(x) is not Tensor:
             x = as_tensor(x, op)
@@ -36,31 +37,32 @@ def _unary(kernel: str, op: str, float_only: bool = True):
     return fn
 
 
-exp = _unary(K.EXP, "exp")
-log = _unary(K.LOG, "log")
-log1p = _unary(K.LOG1P, "log1p")
-sqrt = _unary(K.SQRT, "sqrt")
-rsqrt = _unary(K.RSQRT, "rsqrt")
-square = _unary(K.SQUARE, "square")
-reciprocal = _unary(K.RECIPROCAL, "reciprocal")
-sin = _unary(K.SIN, "sin")
-cos = _unary(K.COS, "cos")
-tan = _unary(K.TAN, "tan")
-tanh = _unary(K.TANH, "tanh")
-sigmoid = _unary(K.SIGMOID, "sigmoid")
-relu = _unary(K.RELU, "relu")
+exp = unary(K.EXP, "exp")
+log = unary(K.LOG, "log")
+expm1 = unary(K.EXPM1, "expm1")  # (with numpy's other exp/log forms in elementwise_math)
+log1p = unary(K.LOG1P, "log1p")
+sqrt = unary(K.SQRT, "sqrt")
+rsqrt = unary(K.RSQRT, "rsqrt")
+square = unary(K.SQUARE, "square")
+reciprocal = unary(K.RECIPROCAL, "reciprocal")
+sin = unary(K.SIN, "sin")
+cos = unary(K.COS, "cos")
+tan = unary(K.TAN, "tan")
+tanh = unary(K.TANH, "tanh")
+sigmoid = unary(K.SIGMOID, "sigmoid")
+relu = unary(K.RELU, "relu")
 relu.__doc__ += (
     "\n\nConvention (PyTorch): the gradient is 0 where ``x <= 0`` (0 at 0) and ``dy`` elsewhere, "
     "NaN included: ``relu(nan)`` is NaN and its gradient reaches the NaN's producer, as "
     "``maximum(nan, 0)``'s does (autograd's ``x > 0`` mask sends it 0)."
 )
-selu = _unary(K.SELU, "selu")
-softplus = _unary(K.SOFTPLUS, "softplus")
-gelu = _unary(K.GELU, "gelu")
-erf = _unary(K.ERF, "erf")
-neg = _unary(K.NEG, "neg", float_only=False)
-abs = _unary(K.ABS, "abs", float_only=False)  # noqa: A001 - numpy's name
-sign = _unary(K.SIGN, "sign", float_only=False)
+selu = unary(K.SELU, "selu")
+softplus = unary(K.SOFTPLUS, "softplus")
+gelu = unary(K.GELU, "gelu")
+erf = unary(K.ERF, "erf")
+neg = unary(K.NEG, "neg", float_only=False)
+abs = unary(K.ABS, "abs", float_only=False)  # noqa: A001 - numpy's name
+sign = unary(K.SIGN, "sign", float_only=False)
 
 
 def _slope(alpha, x: Tensor, op: str):
@@ -93,8 +95,6 @@ def elu(x, alpha: float = 1.0) -> Tensor:
     require_float(x, "elu")
     alpha = _slope(alpha, x, "elu")
     if isinstance(alpha, Tensor):
-        from .elementwise_math import expm1
-
         inside = x > 0
         return where(inside, x, alpha * expm1(where(inside, _zero(x), x)))
     return run_kernel(K.ELU, {"x": x}, {"alpha": alpha})
@@ -156,17 +156,6 @@ def _full(value, like: Tensor) -> Tensor | None:
     return None if value is None else Tensor(np.asarray(value).astype(like.dtype))
 
 
-def cast(x, dtype) -> Tensor:
-    """Convert to ``dtype``; differentiable between float types."""
-    x = as_tensor(x, "cast")
-    dtype = np.dtype(dtype)
-    if dtype.kind not in "fiub":
-        raise TypeError(f"cast: unsupported dtype {dtype}")
-    if dtype == x.dtype:
-        return unchanged(x)
-    return run_kernel(K.CAST, {"x": x}, {"dtype": dtype, "src": x.dtype})
-
-
 def stop_gradient(x) -> Tensor:
     """The same value, with no gradient flowing back through it."""
     frozen = FROZEN_STOPS.get()
@@ -176,7 +165,7 @@ def stop_gradient(x) -> Tensor:
 
 
 def _in_backward() -> bool:
-    rec = _engine.current()
+    rec = recording.current()
     return rec is not None and bool(rec.backward)
 
 
@@ -188,11 +177,7 @@ def _in_backward() -> bool:
 FROZEN_STOPS: contextvars.ContextVar = contextvars.ContextVar("frozen_stops", default=None)
 
 
-def identity(x) -> Tensor:
-    return run_kernel(K.IDENTITY, {"x": as_tensor(x, "identity")})
-
-
-_TENSORS = frozenset((Tensor, _Constant, Variable))  # exact types the fast paths take
+_TENSORS = frozenset((Tensor, Constant, Variable))  # exact types the fast paths take
 
 
 def _binary(kernel: str, op: str):
@@ -212,11 +197,11 @@ def _binary(kernel: str, op: str):
                 ):
                     return run_kernel(kernel, {"a": a, "b": b})
             elif (tb is float or tb is int) and d is not None and d.dtype.kind == "f":
-                return run_kernel(kernel, {"a": a, "b": _Constant(_constant_array(b, d.dtype))})
+                return run_kernel(kernel, {"a": a, "b": Constant(constant_array(b, d.dtype))})
         elif tb in _TENSORS and (ta is float or ta is int):
             d = b._data
             if d is not None and d.dtype.kind == "f":
-                return run_kernel(kernel, {"a": _Constant(_constant_array(a, d.dtype)), "b": b})
+                return run_kernel(kernel, {"a": Constant(constant_array(a, d.dtype)), "b": b})
         a, b = binary_args(a, b, op)
         return run_kernel(kernel, {"a": a, "b": b})
 

@@ -16,32 +16,32 @@ from .. import kernel_names as K
 from ..engine import run_kernel
 from ..tensor import Tensor
 from ._util import as_tensor, binary_args, require_float, unchanged
-from .elementwise import (
-    _unary,
+from .elementwise import (  # noqa: F401 - expm1 is one of this module's functions
     abs,
     cast,
+    expm1,
     greater_equal,
     less_equal,
     not_equal,
     pow,
+    unary,
     where,
 )
 
-sinh = _unary(K.SINH, "sinh")
-cosh = _unary(K.COSH, "cosh")
-arcsin = _unary(K.ASIN, "arcsin")
-arccos = _unary(K.ACOS, "arccos")
-arctan = _unary(K.ATAN, "arctan")
-arcsinh = _unary(K.ASINH, "arcsinh")
-arccosh = _unary(K.ACOSH, "arccosh")
-arctanh = _unary(K.ATANH, "arctanh")
-expm1 = _unary(K.EXPM1, "expm1")
-log2 = _unary(K.LOG2, "log2")
-log10 = _unary(K.LOG10, "log10")
-sinc = _unary(K.SINC, "sinc")
+sinh = unary(K.SINH, "sinh")
+cosh = unary(K.COSH, "cosh")
+arcsin = unary(K.ASIN, "arcsin")
+arccos = unary(K.ACOS, "arccos")
+arctan = unary(K.ATAN, "arctan")
+arcsinh = unary(K.ASINH, "arcsinh")
+arccosh = unary(K.ACOSH, "arccosh")
+arctanh = unary(K.ATANH, "arctanh")
+log2 = unary(K.LOG2, "log2")
+log10 = unary(K.LOG10, "log10")
+sinc = unary(K.SINC, "sinc")
 sinc.__doc__ = "``sin(pi x) / (pi x)``, 1 at 0 (kernel ``Sinc``); its gradient at 0 is 0."
-floor = _unary(K.FLOOR, "floor")
-ceil = _unary(K.CEIL, "ceil")
+floor = unary(K.FLOOR, "floor")
+ceil = unary(K.CEIL, "ceil")
 floor.__doc__ = "Elementwise floor (kernel ``Floor``); gradient 0 everywhere (as autograd)."
 ceil.__doc__ = "Elementwise ceil (kernel ``Ceil``); gradient 0 everywhere (as autograd)."
 

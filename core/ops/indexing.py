@@ -11,7 +11,7 @@ import numpy as np
 from ..tensor import Tensor
 from ._util import as_tensor, norm_axis
 from .elementwise import equal, greater, not_equal
-from .order import _take_along, ravel
+from .order import ravel, take_along
 from .reduce import sum as _sum
 from .shape import broadcast_to, getitem
 
@@ -122,7 +122,7 @@ def take_along_axis(arr, indices, axis=-1) -> Tensor:
     full = shape[:ax] + (arr.shape[ax],) + shape[ax + 1 :]
     if arr.shape != full:  # a size-1 axis of arr meets longer indices: numpy broadcasts arr
         arr = broadcast_to(arr, full)
-    return _take_along(arr, idx, ax)
+    return take_along(arr, idx, ax)
 
 
 def compress(condition, a, axis=None, out=None) -> Tensor:

@@ -16,8 +16,11 @@ import numpy as np
 
 from ..tensor import Tensor
 from ._util import as_tensor, norm_axis
+from .decomp import svd
 from .elementwise import abs, cast, not_equal, pow, sqrt
+from .order import moveaxis
 from .reduce import max, min, root_with_zero_subgradient, sum
+from .shape import reshape
 
 
 def _vector(x, p, ax, keepdims):
@@ -40,10 +43,6 @@ def _vector(x, p, ax, keepdims):
 
 
 def _matrix(x, p, ax, keepdims):
-    from .decomp import svd
-    from .order import moveaxis
-    from .shape import reshape
-
     r, c = ax
     if p is None or p == "fro":
         out = root_with_zero_subgradient(sum(x * x, ax, keepdims=True), sqrt)
@@ -81,8 +80,6 @@ def norm(x, ord=None, axis=None, keepdims=False) -> Tensor:  # noqa: A002 - nump
         if ord is None:
             out = root_with_zero_subgradient(sum(x * x), sqrt)
             if keepdims:
-                from .shape import reshape
-
                 out = reshape(out, (1,) * x.ndim)
             return out
         if x.ndim not in (1, 2):
@@ -106,9 +103,6 @@ def vector_norm(x, /, *, axis=None, keepdims=False, ord=2) -> Tensor:  # noqa: A
     """``numpy.linalg.vector_norm`` (the array API's): the ``ord`` vector norm over ``axis``
     (None: every element; a tuple: those axes together, as one vector), any rank. Gradient
     conventions as ``norm``'s."""
-    from .order import moveaxis
-    from .shape import reshape
-
     x = _floating(x, "vector_norm")
     axes = norm_axis(axis, x.ndim, "vector_norm")
     axes = tuple(range(x.ndim)) if axes is None else axes

@@ -12,7 +12,7 @@ import numpy as np
 from .. import kernel_names as K
 from ..engine import run_kernel
 from ..tensor import Tensor
-from ._util import as_tensor, norm_axis, unchanged
+from ._util import as_tensor, cast, norm_axis, unchanged
 from .shape import concat, getitem, reshape, split, transpose
 
 
@@ -166,7 +166,7 @@ def array_split(ary, indices_or_sections, axis=0) -> list[Tensor]:
     return split(ary, sizes, ax)
 
 
-def _split_equal(ary, sections, axis, op):
+def split_equal(ary, sections, axis, op):
     ary = as_tensor(ary, op)
     if isinstance(sections, (int, np.integer)) and ary.shape[axis] % sections:
         raise ValueError(f"{op}: array split does not result in an equal division")
@@ -176,20 +176,20 @@ def _split_equal(ary, sections, axis, op):
 def hsplit(ary, indices_or_sections):
     """Split along axis 1 (axis 0 for 1-D) into equal parts or at indices."""
     ary = as_tensor(ary, "hsplit")
-    return _split_equal(ary, indices_or_sections, 1 if ary.ndim > 1 else 0, "hsplit")
+    return split_equal(ary, indices_or_sections, 1 if ary.ndim > 1 else 0, "hsplit")
 
 
 def vsplit(ary, indices_or_sections):
     """Split along axis 0 into equal parts or at indices."""
-    return _split_equal(ary, indices_or_sections, 0, "vsplit")
+    return split_equal(ary, indices_or_sections, 0, "vsplit")
 
 
 def dsplit(ary, indices_or_sections):
     """Split along axis 2 into equal parts or at indices."""
-    return _split_equal(ary, indices_or_sections, 2, "dsplit")
+    return split_equal(ary, indices_or_sections, 2, "dsplit")
 
 
-def _take_along(a, idx, ax):
+def take_along(a, idx, ax):
     """``a`` gathered by ``np.take_along_axis`` indices ``idx`` (one advanced index)."""
     grids = np.indices(idx.shape, sparse=True)
     key = tuple(idx if i == ax else g for i, g in enumerate(grids))
@@ -210,7 +210,7 @@ def sort(a, axis=-1, kind=None, order=None, *, stable=None) -> Tensor:
     if axis is None:
         a, axis = ravel(a), 0
     ax = _axis(axis, a.ndim, "sort")
-    return _take_along(a, np.argsort(a._array, axis=ax, kind="stable"), ax)
+    return take_along(a, np.argsort(a._array, axis=ax, kind="stable"), ax)
 
 
 def partition(a, kth, axis=-1, kind="introselect", order=None) -> Tensor:
@@ -219,7 +219,7 @@ def partition(a, kth, axis=-1, kind="introselect", order=None) -> Tensor:
     if axis is None:
         a, axis = ravel(a), 0
     ax = _axis(axis, a.ndim, "partition")
-    return _take_along(a, np.argpartition(a._array, kth, axis=ax), ax)
+    return take_along(a, np.argpartition(a._array, kth, axis=ax), ax)
 
 
 def diff(a, n=1, axis=-1, prepend=None, append=None) -> Tensor:
@@ -248,8 +248,6 @@ def _scan(kernel, op):
         if axis is None:
             a, axis = ravel(a), 0
         if dtype is not None:
-            from .elementwise import cast
-
             a = cast(a, dtype)
         return run_kernel(kernel, {"x": a}, {"axis": _axis(axis, a.ndim, op)})
 

@@ -10,7 +10,9 @@ from .. import kernel_names as K
 from ..engine import run_kernel
 from ..tensor import Tensor
 from ..tracing import traced
-from ._util import as_tensor, norm_axis, require_float
+from ._util import as_tensor, cast, norm_axis, require_float
+from .elementwise import abs, equal, exp, log, sqrt, stop_gradient, where
+from .shape import reshape, squeeze
 
 
 def _reduce(kernel: str, op: str):
@@ -39,8 +41,6 @@ def _widen(x: Tensor) -> Tensor:
     ``sum`` of a mask counts and int8 sums do not wrap (a float tensor is unchanged)."""
     if x.dtype.kind not in "biu" or (x.dtype.kind != "b" and x.dtype.itemsize >= 8):
         return x
-    from .elementwise import cast
-
     return cast(x, "uint64" if x.dtype.kind == "u" else "int64")
 
 
@@ -73,8 +73,6 @@ def mean(x, axis=None, keepdims: bool = False) -> Tensor:
     require_float(x, "mean")
     axes = norm_axis(axis, x.ndim, "mean")
     if x.dtype == np.float16:
-        from .elementwise import cast
-
         return cast(sum(cast(x, np.float32), axes, keepdims) / _count(x, axes), np.float16)
     return sum(x, axes, keepdims) / _count(x, axes)
 
@@ -94,8 +92,6 @@ def std(x, axis=None, keepdims: bool = False, ddof: int = 0) -> Tensor:
     Convention: where the spread is 0 (all equal, or one element) the gradient is 0, as in
     PyTorch (the derivative does not exist there; sqrt's would give 0 * inf = NaN).
     """
-    from .elementwise import sqrt
-
     return root_with_zero_subgradient(var(x, axis, keepdims, ddof), sqrt)
 
 
@@ -103,8 +99,6 @@ def root_with_zero_subgradient(v: Tensor, root) -> Tensor:
     """``root(v)`` (a root of a non-negative ``v``: sqrt, ``v ** (1/p)``) whose value and
     gradient are 0 where ``v == 0``: PyTorch's subgradient for ``std`` and ``norm``, where
     the root's own derivative would give 0 * inf = NaN."""
-    from .elementwise import equal, where
-
     if traced(v):  # tv.jit: the same choice made with ops (no value read while tracing)
         flat = equal(v, np.zeros((), v.dtype))
     else:
@@ -124,8 +118,6 @@ def logsumexp(x, axis=None, keepdims: bool = False) -> Tensor:
     the gradient is ``exp(x - result)``, NaN for such rows, as in PyTorch. An empty
     reduction gives ``-inf`` (the log of an empty sum, as PyTorch) and an empty gradient.
     """
-    from .elementwise import abs, equal, exp, log, stop_gradient, where
-
     x = as_tensor(x, "logsumexp")
     require_float(x, "logsumexp")
     axes = norm_axis(axis, x.ndim, "logsumexp")
@@ -146,8 +138,6 @@ def logsumexp(x, axis=None, keepdims: bool = False) -> Tensor:
         out = log(sum(exp(x - m), axes, keepdims=True)) + m
     if keepdims:
         return out
-    from .shape import squeeze
-
     return squeeze(out, axes if axes is not None else tuple(range(x.ndim)))
 
 
@@ -177,3 +167,17 @@ def argmax(x, axis=None) -> Tensor:
 
 def argmin(x, axis=None) -> Tensor:
     return Tensor(np.asarray(np.argmin(as_tensor(x, "argmin")._array, axis=axis)))
+
+
+def sum_to(x: Tensor, shape) -> Tensor:
+    """Sum ``x`` down to ``shape`` (undo broadcasting): the one place gradients are reduced."""
+    shape = tuple(shape)
+    if x.shape == shape:
+        return x
+    lead = x.ndim - len(shape)
+    kept = tuple(i + lead for i, s in enumerate(shape) if s == 1 and x.shape[i + lead] != 1)
+    if lead > 0 and not kept and x.shape[lead:] == shape:  # one Sum, no Reshape
+        return sum(x, tuple(range(lead)))
+    axes = tuple(range(lead)) + kept
+    out = sum(x, axes, keepdims=True) if axes else x
+    return reshape(out, shape)

@@ -10,7 +10,7 @@ import numpy as np
 from .. import kernel_names as K
 from ..engine import run_kernel
 from ..tensor import Tensor
-from ._util import as_tensor, norm_axis, unchanged
+from ._util import as_tensor, cast, norm_axis, unchanged
 
 
 def reshape(x, shape) -> Tensor:
@@ -87,8 +87,6 @@ def concat(tensors, axis: int = 0) -> Tensor:
                 f"along axis {ax}"
             )
     if len({t.dtype for t in ts}) > 1:
-        from .elementwise import cast
-
         common = np.result_type(*[t.dtype for t in ts])
         ts = [cast(t, common) for t in ts]
     sizes = tuple(t.shape[ax] for t in ts)
@@ -222,22 +220,6 @@ def _broadcasts_to(small: tuple, big: tuple) -> bool:
         if s != b and s != 1:
             return False
     return True
-
-
-def sum_to(x: Tensor, shape) -> Tensor:
-    """Sum ``x`` down to ``shape`` (undo broadcasting): the one place gradients are reduced."""
-    from .reduce import sum as _sum
-
-    shape = tuple(shape)
-    if x.shape == shape:
-        return x
-    lead = x.ndim - len(shape)
-    kept = tuple(i + lead for i, s in enumerate(shape) if s == 1 and x.shape[i + lead] != 1)
-    if lead > 0 and not kept and x.shape[lead:] == shape:  # one Sum, no Reshape
-        return _sum(x, tuple(range(lead)))
-    axes = tuple(range(lead)) + kept
-    out = _sum(x, axes, keepdims=True) if axes else x
-    return reshape(out, shape)
 
 
 def one_hot(indices, depth: int, dtype="float32") -> Tensor:

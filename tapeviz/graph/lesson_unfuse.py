@@ -1,7 +1,8 @@
 """Un-fuse fused kernels for the lesson graph, so every step of them can be followed.
 
-A fused node (``_FusedMatMul``: act(a @ b + bias); ``SoftmaxCrossEntropyWithLogits``:
-mean(-Σ labels · log_softmax(logits))) is run again as its composite ops on a fresh tape,
+A node whose primitive has a ``decomposition`` (``_FusedMatMul``: act(a @ b + bias);
+``SoftmaxCrossEntropyWithLogits``: mean(-Σ labels · log_softmax(logits)); an op of
+``tv.define_op(..., decomposition=...)``) is run again as those ops on a fresh tape,
 on the values it recorded, and differentiated with the ``dy`` its backward step received:
 the engine computes every intermediate value and gradient, and the lesson graph draws those
 ops in the fused node's place.
@@ -13,25 +14,7 @@ import numpy as np
 
 import tapeviz.core as core
 
-__all__ = ["COMPOSITES", "unfuse"]
-
-
-def _dense(ins: dict, attrs: dict):
-    a = core.transpose(ins["a"]) if attrs.get("transpose_a") else ins["a"]
-    b = core.transpose(ins["b"]) if attrs.get("transpose_b") else ins["b"]
-    z = a @ b
-    if "bias" in ins:
-        z = z + ins["bias"]
-    act = attrs.get("activation", "linear")
-    return z if act == "linear" else getattr(core, act)(z)
-
-
-def _softmax_ce(ins: dict, attrs: dict):
-    return core.mean(-core.sum(ins["labels"] * core.log_softmax(ins["logits"], axis=-1), axis=-1))
-
-
-#: fused kernel -> its composite: f(inputs by name, attrs) -> output, with ordinary ops
-COMPOSITES = {"_FusedMatMul": _dense, "SoftmaxCrossEntropyWithLogits": _softmax_ce}
+__all__ = ["unfuse"]
 
 
 def _step_of(tape, node_id):
@@ -44,7 +27,7 @@ def unfuse(tape, data: dict, grads_of) -> dict:
     ops = []
     for op in data["ops"]:
         node = tape.node(op["id"])
-        make = COMPOSITES.get(node.kernel)
+        make = node.primitive.decomposition
         if make is None or len(node.outputs) != 1:
             ops.append(op)
             continue

@@ -9,8 +9,8 @@ import sys
 
 import numpy as np
 
+from tapeviz.core import Tensor, tensor
 from tapeviz.core.tape import Tape, live_tapes
-from tapeviz.core.tensor import Tensor, tensor
 
 from .extract import GraphData, extract
 from .png import svg_to_png

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from tapeviz.core.check.gradcheck import FAILURE_CLASSES, check_grads
-from tapeviz.core.engine import no_grad
+from tapeviz.core.recording import no_grad
 from tapeviz.core.tape import Tape
 from tapeviz.core.tensor import Tensor
 

@@ -13,7 +13,7 @@ from oracle_cases_ops import NAN, rand
 
 import tapeviz.core as tv
 from tapeviz.core import kernel_names as K
-from tapeviz.core.ops.linalg import fused_matmul
+from tapeviz.core.ops.matrix import fused_matmul
 from tapeviz.core.ops.nn import softmax_cross_entropy_with_logits as sce
 
 CASES: list[OracleCase] = []

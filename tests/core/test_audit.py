@@ -102,8 +102,8 @@ def test_audit_checks_custom_primitives_that_can_rerun_their_forward():
         y = tv.tensor(np.sin(x.numpy()))
         for grad in (lambda dy: dy * tv.cos(x), lambda dy: dy * tv.sin(x)):
             vjp = tv.GradConfig("MySin", lambda dy, saved, attrs, g=grad: {"x": lambda: g(dy)})
-            (node,) = my_sin.record({"x": x}, (y,), grad=vjp)
-        opaque.record({"x": x}, (y,), grad=tv.GradConfig("NoForward", None))
+            (node,) = tv.record(my_sin, {"x": x}, (y,), grad=vjp)
+        tv.record(opaque, {"x": x}, (y,), grad=tv.GradConfig("NoForward", None))
     report = tv.audit(tape)
     good, bad = report.nodes
     assert good.passed and not bad.passed and report.failed_node_ids == [bad.node_id]

@@ -9,7 +9,7 @@ import pytest
 
 import tapeviz.core as core
 from tapeviz.core import kernel_names as K
-from tapeviz.core.ops.linalg import FUSED_ACTIVATIONS, fused_matmul
+from tapeviz.core.ops.matrix import FUSED_ACTIVATIONS, fused_matmul
 from tapeviz.core.ops.nn import softmax_cross_entropy_grad, softmax_cross_entropy_with_logits
 
 RNG = np.random.default_rng(3)

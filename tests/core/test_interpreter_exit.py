@@ -23,7 +23,7 @@ def test_tensor_del_needs_no_module_global(monkeypatch):
     try:
         x = core.tensor(np.ones(3))
         x_id, before = x.id, core.memory()["num_tensors"]
-        monkeypatch.setattr(_TENSOR_MODULE, "_LIVE", None)  # as the shutdown leaves it
+        monkeypatch.setattr(_TENSOR_MODULE, "LIVE", None)  # as the shutdown leaves it
         del x
         monkeypatch.undo()
         count = core.memory()["num_tensors"]
@@ -31,7 +31,7 @@ def test_tensor_del_needs_no_module_global(monkeypatch):
         gc.enable()
     assert unraisable == []
     assert count == before - 1  # it still left the live count
-    assert x_id not in _TENSOR_MODULE._LIVE
+    assert x_id not in _TENSOR_MODULE.LIVE
 
 
 def test_a_script_that_raises_prints_its_traceback_and_nothing_else(run_script):

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import tapeviz as tv
-from tapeviz.core.registry import GradConfig
+from tapeviz.core.gradient_registry import GradConfig
 
 # the engines to parametrize a rendering test over: the system dot is optional, so its cases
 # skip where it is absent (tests/conftest.py); a bare "system" would fail there
@@ -32,7 +32,7 @@ def styled(x, style: str, label: str):
     config = GradConfig("Twice", lambda dy, saved, attrs: {"x": lambda: dy * 2.0})
     memory = tv.tensor(np.zeros(3, np.float32))
     prim = tv.Primitive("Twice", label=label, kind=style)
-    prim.record({"x": x}, (y,), {"k": 2}, config, [("memory", "m", memory)])
+    tv.record(prim, {"x": x}, (y,), {"k": 2}, config, [("memory", "m", memory)])
     return y
 
 

@@ -27,7 +27,7 @@ def custom_vjp(fwd, bwd, name):
         y = tv.tensor(y.numpy())  # a fresh output, made by this node
         saved = [("input", "x", r) if r is x else ("memory", f"r{i}", r) for i, r in enumerate(res)]
         vjp = tv.GradConfig("CustomVJP", lambda dy, s, attrs: {"x": lambda: bwd(s, dy)})
-        prim.record({"x": x}, (y,), {"residuals": len(res)}, vjp, saved)
+        tv.record(prim, {"x": x}, (y,), {"residuals": len(res)}, vjp, saved)
         return y
 
     return op

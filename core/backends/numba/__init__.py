@@ -23,6 +23,7 @@ Example:
 from __future__ import annotations
 
 from ...registry import Backend, get_kernel, kernels_for_backend, register_backend, register_kernel
+from ..numpy import FAMILIES as NUMPY_FAMILIES
 from . import _impl_elementwise, _impl_nn, _impl_reduce, elementwise, nn, reduce
 from ._runtime import CompileReport, report, settings
 
@@ -79,10 +80,14 @@ def _reason(kernel_name: str, numpy_fn) -> str:
 
 
 def _sync_delegations() -> None:
+    """Delegate every built-in numpy kernel numba has no compiled kernel for. Only the
+    built-in ones: a kernel a user registered for numpy alone (``register_kernel``,
+    ``define_op``) stays missing here whenever numba is loaded, before or after it."""
     mine = {c.kernel_name for c in kernels_for_backend(NAME)}
+    builtin = {k for family in NUMPY_FAMILIES for k in family.KERNELS}
     for config in kernels_for_backend("numpy"):
         name = config.kernel_name
-        if name in mine and name not in _DELEGATIONS:
+        if name not in builtin or (name in mine and name not in _DELEGATIONS):
             continue
         register_kernel(name, NAME, config.fn, delegates_to="numpy")
         _DELEGATIONS[name] = _reason(name, config.fn)

@@ -1,0 +1,142 @@
+"""``define_op``: a new op from one definition.
+
+Everything a primitive is, in one call: its kernel per backend, its VJP and what the VJP
+reads, the formula the stepper shows, its batching rule, the ops it stands for (drawn in
+its place by the lesson graph) and whether its gradient differentiates again. The op it
+returns converts its arguments and calls ``engine.bind``; reverse mode, forward mode
+(``jvp``, via the VJP), Hessians, the audit, ``check_grads``, the graph and the stepper then
+work on it with nothing else to register.
+
+    >>> import numpy as np, tapeviz as tv
+    >>> cube = tv.define_op(
+    ...     "DocCube",
+    ...     kernels={"numpy": lambda ins, attrs: ins["x"] ** 3},
+    ...     vjp=lambda dy, saved, attrs: {"x": lambda: dy * 3 * saved[0] ** 2},
+    ...     saves=("x",),
+    ...     formula={"x": "3{x}^2"},
+    ... )
+    >>> x = tv.variable([2.0])
+    >>> with tv.Tape() as tape:
+    ...     y = cube(x)
+    >>> tape.gradient(y, x).numpy()
+    array([12.], dtype=float32)
+    >>> tv.remove_op("DocCube")
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+
+from .engine import bind
+from .gradient_registry import register_gradient
+from .ops._util import as_tensor
+from .registry import (
+    PRIMITIVES,
+    primitive,
+    register_batching,
+    register_decomposition,
+    register_kernel,
+    remove_primitive,
+)
+from .tensor import Tensor
+
+__all__ = ["define_op", "remove_op"]
+
+
+def define_op(
+    name: str,
+    *,
+    kernels: Mapping[str, Callable],
+    inputs: Sequence[str] = ("x",),
+    vjp: Callable | None = None,
+    saves: Sequence[str] = (),
+    saves_outputs: Sequence[int] = (),
+    formula: Mapping[str, str] | None = None,
+    batch: Callable | None = None,
+    decomposition: Callable | None = None,
+    doc: str | None = None,
+) -> Callable:
+    """Define a new op, and its primitive, in one place.
+
+    Args:
+        name: the kernel name its nodes carry (must be new: ``remove_op`` frees it).
+        kernels: ``{backend name: fn(arrays: {input name: array}, attrs) -> array | tuple}``;
+            at least one (``"numpy"`` is always there).
+        inputs: the input names, in the order the op takes them positionally.
+        vjp: ``vjp(dy, saved, attrs) -> {input name: () -> Tensor}``, written with ops (so
+            it differentiates again: Hessians), ``saved`` the values named by ``saves`` then
+            ``saves_outputs``; None: the op is not differentiable (a clear error says so).
+        saves: input names the VJP reads; ``saves_outputs``: output indices it reads.
+        formula: ``{input name: LaTeX of ∂y/∂input}`` with ``{x}``/``{y}`` for the values,
+            shown by the stepper and the graph with the user's numbers.
+        batch: how to run the kernel once on a stack of inputs (``core.batching``: e.g.
+            ``batching.elementwise``); None: the batched replay runs it row by row.
+        decomposition: ``f(inputs: {name: Tensor}, attrs) -> Tensor`` with ordinary ops; the
+            lesson graph draws those ops in the node's place.
+        doc: the op's docstring.
+
+    Returns:
+        The op: ``op(*tensors, **attrs) -> Tensor`` (a tuple for several outputs), with
+        ``op.primitive`` its ``Primitive``. Numbers and arrays are converted as every op
+        converts them (a Python number takes the first tensor's dtype).
+    """
+    _check_definition(name, kernels, inputs, vjp, saves)
+    prim = primitive(name)
+    try:
+        for backend, fn in kernels.items():
+            register_kernel(name, backend, fn)
+        if vjp is not None:
+            register_gradient(name, vjp, tuple(saves), tuple(saves_outputs), formula=formula)
+        if batch is not None:
+            register_batching(name, batch)
+        if decomposition is not None:
+            register_decomposition(name, decomposition)
+    except Exception:
+        remove_primitive(name)  # nothing half-registered stays behind
+        raise
+    names = tuple(inputs)
+
+    def op(*args, **attrs):
+        if len(args) != len(names):
+            raise TypeError(
+                f"{name}: expected {len(names)} input(s) ({', '.join(names)}), got {len(args)}"
+            )
+        like = next((a for a in args if isinstance(a, Tensor)), None)
+        ins = {n: as_tensor(a, name, like) for n, a in zip(names, args)}
+        return bind(prim, ins, attrs)
+
+    op.__name__ = op.__qualname__ = name
+    op.__doc__ = doc or f"The op {name!r} (made by tv.define_op)."
+    op.primitive = prim
+    return op
+
+
+def remove_op(name: str) -> None:
+    """Forget the op ``define_op`` made as ``name``: its kernels, gradient and rules."""
+    if name not in PRIMITIVES:
+        raise KeyError(f"remove_op: no op named {name!r} is defined")
+    remove_primitive(name)
+
+
+def _check_definition(name, kernels, inputs, vjp, saves) -> None:
+    where = f"define_op({name!r})"
+    if not isinstance(name, str) or not name:
+        raise TypeError(f"define_op: name must be a non-empty str, got {name!r}")
+    prim = PRIMITIVES.get(name)
+    if prim is not None and (prim.kernels or prim.grad is not None):
+        raise ValueError(
+            f"{where}: an op or kernel named {name!r} already exists; pick a new name "
+            "(or tv.remove_op it first)"
+        )
+    if not isinstance(kernels, Mapping) or not kernels:
+        raise TypeError(
+            f"{where}: kernels must be a non-empty dict {{backend: fn(arrays, attrs)}}, "
+            f"got {kernels!r}"
+        )
+    if isinstance(inputs, str) or not inputs:
+        raise TypeError(f"{where}: inputs must be a sequence of input names, got {inputs!r}")
+    unknown = [s for s in saves if s not in inputs]
+    if unknown:
+        raise ValueError(f"{where}: saves names {unknown}, which are not inputs {tuple(inputs)}")
+    if vjp is not None and not callable(vjp):
+        raise TypeError(f"{where}: vjp must be callable, got {vjp!r}")
