@@ -26,7 +26,7 @@ from tapeviz.core.check.differences import (  # noqa: E402
     jacobians,
     jacobians_per_element,
 )
-from tapeviz.core.check.problem import FunctionProblem  # noqa: E402
+from tapeviz.core.check.function_problem import FunctionProblem  # noqa: E402
 
 TORCH_REFERENCE_MS = {(100, "full"): 3.1, (100, "fast"): 0.3}
 

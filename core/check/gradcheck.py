@@ -18,8 +18,8 @@ from ..tensor import Tensor
 from ..tensor_kinds import Variable
 from .comparison import FAILURE_CLASSES, InputCheck
 from .differences import directional, jacobians
+from .function_problem import FunctionProblem, wrap_arguments
 from .outputs import output_functions
-from .problem import FunctionProblem, wrap_arguments
 from .report import GradCheckReport
 from .runner import run_checks
 

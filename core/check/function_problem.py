@@ -1,8 +1,9 @@
 """``FunctionProblem``: a function at given arguments, as the gradient checker sees it.
 
-It is the "problem" ``core.check.runner`` checks for ``check_grads``: direct calls (the ground
-truth for finite differences, with ``stop_gradient``'s recorded values held), reverse mode on
-a persistent tape, forward mode (``tv.jvp``) and batched replay of the recorded kernels.
+It is the problem ``core.check.runner`` checks for ``check_grads`` (audit's is
+``node_problem.py``): direct calls (the ground truth for finite differences, with
+``stop_gradient``'s recorded values held), reverse mode on a persistent tape, forward mode
+(``tv.jvp``) and batched replay of the recorded kernels.
 """
 
 from __future__ import annotations
