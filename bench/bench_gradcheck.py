@@ -21,8 +21,12 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import tapeviz as tv  # noqa: E402
-from tapeviz.core.check.gradcheck import FunctionProblem  # noqa: E402
-from tapeviz.core.check.runner import _directional, _jacobian, _jacobian_per_element  # noqa: E402
+from tapeviz.core.check.differences import (  # noqa: E402
+    directional,
+    jacobians,
+    jacobians_per_element,
+)
+from tapeviz.core.check.function_problem import FunctionProblem  # noqa: E402
 
 TORCH_REFERENCE_MS = {(100, "full"): 3.1, (100, "fast"): 0.3}
 
@@ -83,9 +87,9 @@ def main():
         print(f"      (one forward + backward of f on this engine: {floor:.3f} ms)")
         problem = FunctionProblem(f, [x], [0], "f")
         u = rng.standard_normal(n)
-        d = _directional(problem, 0, u, 1e-6)[0]
-        replayed = best_ms(lambda: _jacobian(problem, 0, 1e-6, u, d), repeats=3)
-        looped = best_ms(lambda: _jacobian_per_element(problem, 0, 1e-6), repeats=3, number=1)
+        d = directional(problem, 0, u, 1e-6)[0]
+        replayed = best_ms(lambda: jacobians(problem, 0, 1e-6, u, d), repeats=3)
+        looped = best_ms(lambda: jacobians_per_element(problem, 0, 1e-6), repeats=3, number=1)
         print(f"      numerical Jacobian alone: batched replay {replayed:.3f} ms, one call per "
               f"element {looped:.3f} ms ({looped / replayed:.1f}x)")  # fmt: skip
     report = tv.check_grads(lambda v: tv.sum(tv.tanh(tv.tensor(w) @ v)), x)

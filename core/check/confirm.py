@@ -1,6 +1,6 @@
 """A second opinion before a gradient check reports a failure: the first central difference
 can be off (truncation error where f curves hard, rounding where f computes in float32, a
-jump), so ``_confirm`` (reverse mode) and ``_confirm_forward`` (forward mode) look again with
+jump), so ``confirm`` (reverse mode) and ``confirm_forward`` (forward mode) look again with
 Richardson extrapolation and larger steps, and ``_mark_jumps`` sets aside the elements where
 f is discontinuous. A failure that survives is reported as confirmed, and says so."""
 
@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from .report import InputCheck
+from .comparison import InputCheck
+from .differences import directional, jacobians
 
-__all__ = ["_confirm", "_confirm_forward"]
+__all__ = ["confirm", "confirm_forward"]
 
 
-def _confirm(p, k, check, at, dy_class, name):
+def confirm(p, k, check, at, dy_class, name):
     """Before a value mismatch is reported, re-examine it: the central difference at ``eps``
     has a truncation error (O(eps²), large where f's third derivative is, as for pinv of an
     ill-conditioned XᵀX) and a rounding error (O(1/eps)). Richardson extrapolation from
@@ -25,15 +26,13 @@ def _confirm(p, k, check, at, dy_class, name):
         return check
     if check.kind not in ("reverse", "entries"):
         return check
-    from .runner import _directional, _jacobian  # runner imports this module
-
     eps, v, u = at
     for h in (eps, 10 * eps, 1e3 * eps, 1e4 * eps):  # larger steps: less rounding (float32 in f)
         try:
-            d1 = _directional(p, k, u, h)[0]
-            d2 = _directional(p, k, u, h / 2)[0]
-            J1 = _jacobian(p, k, h, u, d1)[0][0]
-            J2 = _jacobian(p, k, h / 2, u, d2)[0][0]
+            d1 = directional(p, k, u, h)[0]
+            d2 = directional(p, k, u, h / 2)[0]
+            J1 = jacobians(p, k, h, u, d1)[0][0]
+            J2 = jacobians(p, k, h / 2, u, d2)[0][0]
         except Exception:  # the extrapolation is a second opinion; the first one stands
             break
         R = (4 * J2 - J1) / 3
@@ -84,14 +83,12 @@ def _mark_jumps(check, again, n1, n2) -> None:
             check.failure, check.detail = None, ""
 
 
-def _confirm_forward(p, check, us, eps):
+def confirm_forward(p, check, us, eps):
     """Forward mode's second opinion: the directional derivative by Richardson extrapolation
-    and by a larger step (as ``_confirm``); the check passes only if one agrees."""
-    from .runner import _directional  # runner imports this module
-
+    and by a larger step (as ``confirm``); the check passes only if one agrees."""
     for h in (eps, 10 * eps, 1e3 * eps, 1e4 * eps):
-        d1 = sum(_directional(p, k, u, h)[0] for k, u in enumerate(us))
-        d2 = sum(_directional(p, k, u, h / 2)[0] for k, u in enumerate(us))
+        d1 = sum(directional(p, k, u, h)[0] for k, u in enumerate(us))
+        d2 = sum(directional(p, k, u, h / 2)[0] for k, u in enumerate(us))
         for num, how in (((4 * d2 - d1) / 3, f"Richardson extrapolation, steps {h:.3g} and "
                           f"{h / 2:.3g}"), (d1, f"a central difference, step {h:.3g}")):  # fmt: skip
             again = InputCheck("all", check.label, "forward", 1, check.analytic, num,

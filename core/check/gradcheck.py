@@ -11,15 +11,17 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import engine, recording
-from ..ops.elementwise import FROZEN_STOPS, stop_gradient
+from .. import engine
+from ..ops import cast
 from ..tape import Tape
 from ..tensor import Tensor
 from ..tensor_kinds import Variable
-from .batched_replay import Unbatchable, replay
+from .comparison import FAILURE_CLASSES, InputCheck
+from .differences import directional, jacobians
+from .function_problem import FunctionProblem, wrap_arguments
 from .outputs import output_functions
-from .report import FAILURE_CLASSES, GradCheckReport, InputCheck
-from .runner import _directional, _jacobian, run_checks
+from .report import GradCheckReport
+from .runner import run_checks
 
 __all__ = [
     "check_grads",
@@ -30,7 +32,9 @@ __all__ = [
     "FAILURE_CLASSES",
 ]
 
-_DEFAULTS = {"float64": (1e-6, 1e-5, 1e-4), "float32": (1e-3, 1e-3, 1e-2)}
+# (eps, atol, rtol) by the dtype f computes in; ``audit`` uses them too
+DEFAULT_TOLERANCES = {"float64": (1e-6, 1e-5, 1e-4), "float32": (1e-3, 1e-3, 1e-2)}
+_DEFAULTS = DEFAULT_TOLERANCES  # the name core/check/audit.py imports
 
 
 class GradientCheckError(AssertionError):
@@ -39,113 +43,6 @@ class GradientCheckError(AssertionError):
     def __init__(self, message, report=None):
         super().__init__(message)
         self.report = report
-
-
-def _wrap(a, variable=False):
-    """An argument as f is called with it: an array becomes a Tensor, or a Variable where the
-    user passed a Variable (no-op forms copy a Variable but not a Tensor, so f may record a
-    different computation for each: the checker checks the one the user runs)."""
-    if not isinstance(a, (np.ndarray, np.generic)):
-        return a
-    return Variable(np.array(a)) if variable else Tensor(np.asarray(a))
-
-
-def _wrap_all(args, variables=()):
-    return [_wrap(a, i in variables) for i, a in enumerate(args)]
-
-
-class FunctionProblem:
-    """``f`` at ``args`` as the checker sees it: direct calls (the ground truth for finite
-    differences), reverse mode on a persistent tape, forward mode and batched replay."""
-
-    def __init__(self, f, args, diff, name, variables=()):
-        self.f, self.args, self.diff, self.name = f, list(args), list(diff), name
-        self.variables = frozenset(variables)  # indices of the arguments given as Variables
-        self.xs = _wrap_all(self.args, self.variables)
-        self.tape = Tape(persistent=True)
-        self.stops: list = []  # the values f's stop_gradient calls gave, in order
-        token = FROZEN_STOPS.set(self._record_stop)
-        try:
-            with recording.no_grad(), self.tape:
-                self.tape.watch([self.xs[i] for i in self.diff])
-                out = f(*self.xs)
-        finally:
-            FROZEN_STOPS.reset(token)
-        if not isinstance(out, Tensor) or out.dtype.kind != "f":
-            raise TypeError(f"check_grads({name}): f must return a floating Tensor, got {out!r}")
-        self.out, self.y, self.unconnected = out, out.numpy().astype(np.float64), set()
-        self.nodes = self.tape.nodes
-
-    def _record_stop(self, x):
-        FROZEN_STOPS.set(None)  # run it as usual (a node on the tape), then keep its value
-        try:
-            y = stop_gradient(x)
-        finally:
-            FROZEN_STOPS.set(self._record_stop)
-        self.stops.append(y._array)
-        return y
-
-    def call(self, args) -> np.ndarray:
-        values = iter(self.stops)
-
-        def held(x):  # the recorded value (f's own when f took another path this time)
-            v = next(values, None)
-            return Tensor(v.astype(x.dtype)) if v is not None and v.shape == x.shape else x
-
-        token = FROZEN_STOPS.set(held) if self.stops else None
-        try:
-            with recording.no_grad():
-                out = self.f(*_wrap_all(args, self.variables))
-        finally:
-            if token is not None:
-                FROZEN_STOPS.reset(token)
-        return np.asarray(out.numpy() if isinstance(out, Tensor) else out, dtype=np.float64)
-
-    def vjp(self, dy) -> list:
-        sources = [self.xs[i] for i in self.diff]
-        with recording.no_grad():
-            gs = self.tape.gradient(self.out, sources, Tensor(dy.astype(self.out.dtype)))
-        out = []
-        for k, (g, x) in enumerate(zip(gs, sources)):
-            if g is None:
-                self.unconnected.add(k)
-            out.append(np.zeros(x.shape) if g is None else g.numpy().astype(np.float64))
-        return out
-
-    def jvp(self, tangents) -> np.ndarray:
-        from ..functional import jvp
-
-        def fd(*diff_xs):
-            full = list(self.xs)
-            for i, t in zip(self.diff, diff_xs):
-                full[i] = t
-            return self.f(*full)
-
-        fd.__name__ = self.name
-        with recording.no_grad():
-            primals = [self.xs[i] for i in self.diff]
-            _, out = jvp(fd, primals, [Tensor(t) for t in tangents])
-        return out.numpy().astype(np.float64)
-
-    def batched(self, k, X):
-        """f on a stack of values of differentiable arg ``k``: (outputs, strategy)."""
-        x = self.xs[self.diff[k]]
-        try:
-            env = replay(self.tape.nodes, {x.id: X}, size=len(X))
-            Y = env.get(self.out.id)
-            Y = np.broadcast_to(self.y, (len(X),) + self.y.shape) if Y is None else Y
-            return np.asarray(Y, dtype=np.float64), "batched replay"
-        except Unbatchable:
-            pass
-        args = list(self.args)
-        args[self.diff[k]] = X
-        try:
-            Y = self.call(args)
-        except Exception as e:
-            raise Unbatchable(str(e)) from None
-        if Y.shape != (len(X),) + self.y.shape:
-            raise Unbatchable("f does not map a batch to a batch")
-        return Y, "batched call"
 
 
 def _prepare(args, wrt, dtype, name):
@@ -224,7 +121,7 @@ def check_grads(f, *args, order=1, eps=None, atol=None, rtol=None, mode="full",
     quiet = np.errstate(all="ignore")  # perturbed points may leave f's domain: no warnings
     quiet.__enter__()
     try:
-        parts, more = output_functions(f, _wrap_all(args, variables), name)
+        parts, more = output_functions(f, wrap_arguments(args, variables), name)
         report, rng = None, np.random.default_rng(seed)
         for label, f_k in parts:
             p = FunctionProblem(f_k, args, diff, name, variables)
@@ -232,7 +129,7 @@ def check_grads(f, *args, order=1, eps=None, atol=None, rtol=None, mode="full",
             if kind == "float32" and dtype is not None:
                 where = f"{label} of f" if label else "f"
                 notes.append(f"{where} returned float32 for float64 inputs: float32 tolerances")
-            d_eps, d_atol, d_rtol = _DEFAULTS[kind]
+            d_eps, d_atol, d_rtol = DEFAULT_TOLERANCES[kind]
             e = d_eps if eps is None else float(eps)
             a = d_atol if atol is None else float(atol)
             r = d_rtol if rtol is None else float(rtol)
@@ -278,7 +175,6 @@ def _second_order(f, args, diff, p, report, atol, rtol, opts, prefix="") -> None
 def _gradient_function(f, index, diff, y_dtype):
     """(x..., dy) -> the gradient of ``f`` w.r.t. arg ``index`` along ``dy`` (made of ops,
     so it is differentiable in every x and in dy)."""
-    from ..ops import cast
 
     def g(*xs_dy):
         *xs, dy = xs_dy
@@ -307,4 +203,4 @@ def numerical_jacobian(f, args, index: int, eps: float = 1e-6) -> np.ndarray:
     arrays = [a.numpy() if isinstance(a, Tensor) else np.asarray(a) for a in args]
     p = FunctionProblem(f, arrays, [index], getattr(f, "__name__", "f"))
     u = np.random.default_rng(0).standard_normal(arrays[index].shape)
-    return _jacobian(p, 0, eps, u, _directional(p, 0, u, eps)[0])[0][0]
+    return jacobians(p, 0, eps, u, directional(p, 0, u, eps)[0])[0][0]

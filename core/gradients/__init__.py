@@ -14,6 +14,7 @@ from . import (
     contract,
     decomp,
     elementwise,
+    elementwise_binary,
     elementwise_math,
     fused,
     linalg,
@@ -24,7 +25,19 @@ from . import (
 )
 from .formulas import FORMULAS
 
-FAMILIES = (elementwise, elementwise_math, fused, reduce, scan, linalg, contract, decomp, shape, nn)
+FAMILIES = (
+    elementwise,
+    elementwise_binary,
+    elementwise_math,
+    fused,
+    reduce,
+    scan,
+    linalg,
+    contract,
+    decomp,
+    shape,
+    nn,
+)
 
 
 def register() -> None:

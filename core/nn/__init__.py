@@ -22,9 +22,10 @@ from .activations import (
     Tanh,
 )
 from .callbacks import Callback, History
+from .init import set_seed
 from .layers import AvgPool2D, Conv2D, Dense, Dropout, Flatten, Lambda, MaxPool2D
 from .metrics import accuracy
-from .module import Module, set_seed
+from .module import Module
 from .sequential import Sequential
 from .training import evaluate, fit, predict
 

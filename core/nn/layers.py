@@ -7,7 +7,9 @@ from ..ops.matrix import fused_matmul
 from ..ops.nn import dropout_drawing
 from ..tensor import Tensor
 from .activations import get_activation
-from .module import Module, _rng
+from .init import generator
+from .module import Module
+from .naming import snake_case, unique_name
 
 __all__ = ["Dense", "Conv2D", "MaxPool2D", "AvgPool2D", "Flatten", "Dropout", "Lambda"]
 
@@ -211,7 +213,7 @@ class Dropout(Module):
         if not 0 <= rate < 1:
             raise ValueError(f"Dropout: rate must be in [0, 1), got {rate!r}")
         self.rate = float(rate)
-        self._gen = _rng(seed) if seed is not None else None
+        self._gen = generator(seed) if seed is not None else None
 
     def check_input(self, x):
         pass
@@ -223,7 +225,7 @@ class Dropout(Module):
         return dropout_drawing(x, self.rate, self._next_seed, training=True)
 
     def _next_seed(self) -> int:
-        return int((self._gen or _rng()).integers(2**31))
+        return int((self._gen or generator()).integers(2**31))
 
     def extra_repr(self):
         return f"rate={self.rate}"
@@ -266,7 +268,5 @@ class Lambda(Module):
 
 
 def _safe_name(label: str) -> str:
-    from .module import _snake, _unique_name
-
-    clean = "".join(c if c.isalnum() or c == "_" else "_" for c in _snake(label)) or "lambda"
-    return _unique_name(clean)
+    clean = "".join(c if c.isalnum() or c == "_" else "_" for c in snake_case(label)) or "lambda"
+    return unique_name(clean)

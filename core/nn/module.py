@@ -7,48 +7,17 @@ in order (variables, sub-modules, lists of them, and any object with a ``paramet
 
 from __future__ import annotations
 
-import itertools
-import re
-from collections import defaultdict
-
 import numpy as np
 
 from ..arrays import to_array
 from ..recording import name_scope, no_grad
 from ..tensor import Tensor
 from ..tensor_kinds import Variable
+from . import training, weights
+from .init import generator, initial_value, set_seed
+from .naming import snake_case, unique_name
 
-__all__ = ["Module", "set_seed"]
-
-_NAME_COUNTS: defaultdict = defaultdict(itertools.count)
-_RNG = [np.random.default_rng()]
-
-
-def set_seed(seed: int) -> None:
-    """Seed the generator layers draw their initial weights (and dropout masks) from.
-
-    Example:
-        >>> import tapeviz as tv
-        >>> tv.nn.set_seed(0)
-        >>> a = tv.nn.Dense(2)(tv.ones((1, 3))).numpy()
-        >>> tv.nn.set_seed(0)
-        >>> bool((a == tv.nn.Dense(2)(tv.ones((1, 3))).numpy()).all())
-        True
-    """
-    _RNG[0] = np.random.default_rng(seed)
-
-
-def _rng(seed=None) -> np.random.Generator:
-    return _RNG[0] if seed is None else np.random.default_rng(seed)
-
-
-def _snake(name: str) -> str:
-    return re.sub(r"(?<=[a-z])(?=[A-Z][a-z])", "_", name).lower()
-
-
-def _unique_name(base: str) -> str:
-    n = next(_NAME_COUNTS[base])
-    return base if n == 0 else f"{base}_{n}"
+__all__ = ["Module", "set_seed", "summary_table"]
 
 
 def _as_input(x, where: str) -> Tensor:
@@ -80,7 +49,7 @@ class Module:
     """
 
     def __init__(self, name: str | None = None):
-        self.name = name or _unique_name(_snake(type(self).__name__))
+        self.name = name or unique_name(snake_case(type(self).__name__))
         self.training = True
         self.built = False
         self.stop_training = False
@@ -106,7 +75,7 @@ class Module:
     def add_weight(self, name, shape, initializer="glorot_uniform", dtype=None, seed=None):
         """A new trainable Variable named ``<module name>/<name>`` (dtype: the input's)."""
         dtype = np.dtype(dtype or self.dtype)
-        value = _initial_value(initializer, tuple(shape), dtype, _rng(seed))
+        value = initial_value(initializer, tuple(shape), dtype, generator(seed))
         return Variable(value, f"{self.name}/{name}")
 
     # --- calling -------------------------------------------------------------------------
@@ -198,40 +167,28 @@ class Module:
                 f"{type(self).__name__} {self.name!r}.summary: the model is not built yet; call it on a "
                 "batch or pass input_shape=(features...)"
             )
-        from .sequential import summary_table
-
         print_fn(summary_table(self))
 
     def predict(self, x, batch_size: int = 256) -> Tensor:
         """Outputs for ``x`` in eval mode, without recording, in batches."""
-        from .training import predict
-
-        return predict(self, x, batch_size)
+        return training.predict(self, x, batch_size)
 
     def evaluate(self, x, y, loss, batch_size: int = 256, metrics="auto") -> dict:
         """Mean loss (and metrics) over ``x, y`` in eval mode: ``{"loss": ..., ...}``."""
-        from .training import evaluate
-
-        return evaluate(self, x, y, loss, batch_size, metrics)
+        return training.evaluate(self, x, y, loss, batch_size, metrics)
 
     def fit(self, x, y, loss, optimizer, epochs: int = 1, batch_size: int = 32, **kwargs):
         """Train; see ``core.nn.training.fit`` for every argument. Returns a ``History``."""
-        from .training import fit
-
-        return fit(self, x, y, loss, optimizer, epochs, batch_size, **kwargs)
+        return training.fit(self, x, y, loss, optimizer, epochs, batch_size, **kwargs)
 
     # --- weights on disk -----------------------------------------------------------------
     def save_weights(self, path) -> None:
         """Write every parameter to an ``.npz`` file (no pickle), keyed by its path."""
-        from .weights import save_weights
-
-        save_weights(self, path)
+        weights.save_weights(self, path)
 
     def load_weights(self, path) -> None:
         """Read weights saved by ``save_weights``; on any mismatch raise and change nothing."""
-        from .weights import load_weights
-
-        load_weights(self, path)
+        weights.load_weights(self, path)
 
 
 def _params_of(item, path):
@@ -245,28 +202,32 @@ def _params_of(item, path):
     return []
 
 
-def _initial_value(init, shape, dtype, rng) -> np.ndarray:
-    if callable(init):
-        return np.asarray(init(shape, dtype), dtype)
-    if init == "zeros":
-        return np.zeros(shape, dtype)
-    if init == "ones":
-        return np.ones(shape, dtype)
-    fan_in, fan_out = _fans(shape)
-    if init == "glorot_uniform":
-        limit = np.sqrt(6.0 / max(fan_in + fan_out, 1))
-        return rng.uniform(-limit, limit, shape).astype(dtype)
-    if init == "he_normal":
-        return (rng.standard_normal(shape) * np.sqrt(2.0 / max(fan_in, 1))).astype(dtype)
-    raise ValueError(
-        f"add_weight: unknown initializer {init!r} (expected 'glorot_uniform', 'he_normal', "
-        "'zeros', 'ones' or a function (shape, dtype) -> array)"
+def summary_table(model: Module) -> str:
+    """The Keras-style table of ``model``'s child layers, output shapes and parameters."""
+    rows = [("Layer (type)", "Output shape", "Param #")]
+    for layer in [c for c in model.children() if isinstance(c, Module)]:
+        rows.append(
+            (
+                f"{layer.name} ({type(layer).__name__})",
+                str(layer.output_shape),
+                f"{layer.count_params():,}",
+            )
+        )
+    widths = [max(len(r[i]) for r in rows) + 2 for i in range(3)]
+    rule = "-" * sum(widths)
+    body = [f"{a:<{widths[0]}}{b:<{widths[1]}}{c:>{widths[2]}}" for a, b, c in rows]
+    total = model.count_params()
+    trainable = sum(v.size for v in model.trainable_parameters())
+    return "\n".join(
+        [
+            f'Model: "{model.name}"',
+            rule,
+            body[0],
+            rule,
+            *body[1:],
+            rule,
+            f"Total params: {total:,}",
+            f"Trainable params: {trainable:,}",
+            f"Non-trainable params: {total - trainable:,}",
+        ]
     )
-
-
-def _fans(shape):
-    if len(shape) < 2:
-        n = shape[0] if shape else 1
-        return n, n
-    receptive = int(np.prod(shape[:-2]))
-    return shape[-2] * receptive, shape[-1] * receptive

@@ -5,7 +5,7 @@ from __future__ import annotations
 from .layers import Lambda
 from .module import Module
 
-__all__ = ["Sequential", "summary_table"]
+__all__ = ["Sequential"]
 
 
 class Sequential(Module):
@@ -62,34 +62,3 @@ class Sequential(Module):
     def __repr__(self):
         lines = [f"  ({i}) {layer.name}: {layer!r}" for i, layer in enumerate(self.layers)]
         return f"Sequential({self.name!r},\n" + "\n".join(lines) + "\n)"
-
-
-def summary_table(model: Module) -> str:
-    """The Keras-style table of ``model``'s child layers, output shapes and parameters."""
-    rows = [("Layer (type)", "Output shape", "Param #")]
-    for layer in [c for c in model.children() if isinstance(c, Module)]:
-        rows.append(
-            (
-                f"{layer.name} ({type(layer).__name__})",
-                str(layer.output_shape),
-                f"{layer.count_params():,}",
-            )
-        )
-    widths = [max(len(r[i]) for r in rows) + 2 for i in range(3)]
-    rule = "-" * sum(widths)
-    body = [f"{a:<{widths[0]}}{b:<{widths[1]}}{c:>{widths[2]}}" for a, b, c in rows]
-    total = model.count_params()
-    trainable = sum(v.size for v in model.trainable_parameters())
-    return "\n".join(
-        [
-            f'Model: "{model.name}"',
-            rule,
-            body[0],
-            rule,
-            *body[1:],
-            rule,
-            f"Total params: {total:,}",
-            f"Trainable params: {trainable:,}",
-            f"Non-trainable params: {total - trainable:,}",
-        ]
-    )

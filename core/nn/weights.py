@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import zipfile
 
 import numpy as np
 
@@ -35,6 +34,8 @@ def save_weights(model, path) -> None:
 
 
 def _read(path) -> dict:
+    import zipfile  # with shutil, bz2, lzma ~7 ms: loaded when weights are, not by import tapeviz
+
     try:
         loaded = np.load(os.fspath(path), allow_pickle=False)
     except FileNotFoundError:

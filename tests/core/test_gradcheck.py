@@ -8,8 +8,8 @@ import pytest
 
 import tapeviz as tv
 from tapeviz.core import kernel_names as K
-from tapeviz.core.check.gradcheck import FunctionProblem
-from tapeviz.core.check.runner import _jacobian_per_element
+from tapeviz.core.check.differences import jacobians_per_element
+from tapeviz.core.check.function_problem import FunctionProblem
 
 RNG = np.random.default_rng(0)
 X3 = np.array([0.3, -0.7, 1.2])
@@ -265,7 +265,7 @@ def test_batched_replay_matches_one_call_per_element():
     for k in range(2):
         report = tv.check_grads(f, *args)
         assert report.checks[k].strategy == "batched replay"
-        reference = _jacobian_per_element(p, k, 1e-6)[0]
+        reference = jacobians_per_element(p, k, 1e-6)[0]
         np.testing.assert_allclose(report.checks[k].jacobian, reference, atol=1e-8)
 
 

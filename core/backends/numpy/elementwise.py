@@ -33,7 +33,9 @@ _SELU_ALPHA = 1.6732632423543772
 _SELU_SCALE = 1.0507009873554805
 
 
-def _sigmoid(x):
+def sigmoid(x):
+    """The logistic function 1 / (1 + exp(-x)) in x's dtype: the Sigmoid kernel (also the fused
+    dense kernel's activation, backends/numpy/linalg.py)."""
     if x.dtype.kind == "f" and x.size > 4096:
         # 1/(1+exp(-x)) is exact to the last bit; exp overflowing to inf gives the right
         # limit 0. Four in-place SIMD passes (scipy's expit is one scalar pass, 3x slower).
@@ -82,7 +84,7 @@ UNARY = {
     K.COS: lambda i, a: np.cos(i["x"]),
     K.TAN: lambda i, a: np.tan(i["x"]),
     K.TANH: lambda i, a: np.tanh(i["x"]),
-    K.SIGMOID: lambda i, a: _sigmoid(i["x"]),
+    K.SIGMOID: lambda i, a: sigmoid(i["x"]),
     K.RELU: lambda i, a: np.maximum(i["x"], 0).astype(i["x"].dtype, copy=False),
     K.ELU: lambda i, a: _elu(i["x"], a.get("alpha", 1.0)),
     K.SELU: lambda i, a: (_SELU_SCALE * _elu(i["x"], _SELU_ALPHA)).astype(i["x"].dtype),

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from ... import kernel_names as K
-from .elementwise import _sigmoid
+from .elementwise import sigmoid
 
 
 def _relu_into(y):
@@ -18,7 +18,7 @@ def _tanh_into(y):
 
 
 def _sigmoid_into(y):
-    y[...] = _sigmoid(y)
+    y[...] = sigmoid(y)
     return y
 
 
