@@ -133,3 +133,7 @@ def stale_error(node, s) -> StaleValueError:
         f"{s.name!r}; its gradient would use the new value. Call gradient() before assigning "
         "(or record a fresh forward pass after it), as PyTorch requires for in-place changes."
     )
+
+
+class AutoDiffError(TypeError):
+    """A function cannot be differentiated automatically; the message names the construct."""

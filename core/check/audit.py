@@ -20,7 +20,7 @@ from .. import engine, source_location
 from ..display import HtmlRepr
 from ..registry import BUILTIN_GRADIENTS
 from ..tensor_kinds import Constant
-from .gradcheck import _DEFAULTS, GradCheckReport
+from .gradcheck import DEFAULT_TOLERANCES, GradCheckReport
 from .node_problem import NodeProblem
 from .report import FAILURE_CLASSES
 from .runner import run_checks
@@ -205,12 +205,12 @@ def _audit_node(node, result, mode, eps, atol, rtol, rng, max_full):
         return f"forward could not be re-run: {type(e).__name__}: {e}"
     relative = False
     if p.exact or all(d != np.float32 for d in p.out_dtypes):
-        d_eps, d_atol, d_rtol = _DEFAULTS["float64"]
+        d_eps, d_atol, d_rtol = DEFAULT_TOLERANCES["float64"]
     elif p.num64:
         relative = atol is None  # float32 analytic side against float64 finite differences
         d_eps, d_atol, d_rtol = 1e-6, 1e-3, 1e-3  # atol: relative to the largest value
     else:
-        d_eps, d_atol, d_rtol = _DEFAULTS["float32"]
+        d_eps, d_atol, d_rtol = DEFAULT_TOLERANCES["float32"]
     eps, atol, rtol = eps or d_eps, atol or d_atol, rtol or d_rtol
     report = GradCheckReport(f"node {node.id} ({node.label})", 1, mode, eps, atol, rtol)
     names = _code_names(node)

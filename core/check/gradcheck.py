@@ -34,7 +34,6 @@ __all__ = [
 
 # (eps, atol, rtol) by the dtype f computes in; ``audit`` uses them too
 DEFAULT_TOLERANCES = {"float64": (1e-6, 1e-5, 1e-4), "float32": (1e-3, 1e-3, 1e-2)}
-_DEFAULTS = DEFAULT_TOLERANCES  # the name core/check/audit.py imports
 
 
 class GradientCheckError(AssertionError):

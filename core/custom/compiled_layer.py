@@ -28,31 +28,25 @@ import inspect
 import numpy as np
 
 from .. import engine, recording
-from ..grad_validation import GradientError
+from ..grad_validation import AutoDiffError
 from ..gradient_registry import GradConfig
-from ..tape import Tape
 from ..tensor import Tensor
 from ..tracing import refuse_opaque
 from .builder import Primitive, as_input
+from .compiled_layer_vjp import KERNEL, check_traceable, grad_fn
 
 __all__ = ["CompiledLayer", "AutoDiffError"]
-
-KERNEL = "CompiledLayer"
-
-
-class AutoDiffError(TypeError):
-    """A function cannot be differentiated automatically; the message names the construct."""
 
 
 def _runtime():
     """The numba side (numba is optional for core: only a CompiledLayer needs it)."""
     try:
-        from ..backends.numba import _layer_runtime
+        from ..backends.numba import layer_runtime
     except ImportError as e:  # pragma: no cover - depends on the environment
         raise ImportError(
             "CompiledLayer needs numba: pip install 'tapeviz[numba]' (or numba)"
         ) from e
-    return _layer_runtime
+    return layer_runtime
 
 
 class CompiledLayer:
@@ -210,10 +204,10 @@ class CompiledLayer:
         if self.grad_arity == 3:
             saved.append(("output", 0, y))
         if self.gradient == "auto":
-            self._check_traceable(x, mode)
+            check_traceable(self, x, mode)
         grad = None  # gradient=None: not differentiable (reverse mode and audit say so)
         if self.gradient is not None:
-            grad = GradConfig(KERNEL, functools.partial(self._grad_fn, mode=mode, checked=checked))
+            grad = GradConfig(KERNEL, functools.partial(grad_fn, self, mode=mode, checked=checked))
         attrs = {
             "mode": mode,
             "input_rank": self.input_rank,
@@ -221,100 +215,6 @@ class CompiledLayer:
             "gradient": self.gradient_mode,
         }
         engine.record(self._prims[0], {"x": x}, (y,), attrs, grad, saved)
-
-    def _grad_fn(self, dy, saved, attrs, *, mode, checked):
-        if self.gradient == "auto":
-            return {"x": lambda: self._auto_dx(saved[0], dy, mode)}
-        return {"x": lambda: self._explicit_dx(saved, dy, mode, checked)}
-
-    def _traced_forward(self, x: Tensor, mode: str) -> Tensor:
-        from .. import ops
-        from ..backends.numba.trace import trace
-
-        where = f"CompiledLayer {self.name!r} ({self.py_func.__name__})"
-        if mode == "wrap":
-            y = trace(self.py_func, ops.reshape(x, (1,) + x.shape), False, where)
-            y = ops.reshape(y, y.shape[1:])
-        else:
-            y = trace(self.py_func, x, mode == "map", where)
-        return ops.cast(y, x.dtype) if y.dtype != x.dtype else y
-
-    def _check_traceable(self, x: Tensor, mode: str) -> None:
-        key = (x.shape, mode)
-        if key in self._traced:
-            return
-        with recording.no_grad():
-            traced = self._traced_forward(x, mode).numpy()
-        compiled = self._forward(x._array, mode, self._checked())
-        tol = 1e-4 if x.dtype == np.float32 else 1e-9
-        if traced.shape != compiled.shape or not np.allclose(
-            traced, compiled, rtol=tol, atol=tol, equal_nan=True
-        ):
-            fn = self.py_func.__name__
-            what = (
-                f"shape {traced.shape} instead of {compiled.shape}"
-                if traced.shape != compiled.shape
-                else f"values up to {float(np.nanmax(np.abs(traced - compiled))):.3g} away"
-            )
-            raise AutoDiffError(
-                f"CompiledLayer {self.name!r}: gradient='auto' re-runs {fn}'s numpy code "
-                f"through tapeviz ops, and on this input ({mode} mode, shape {x.shape}) that "
-                f"gave {what} from the compiled {fn}. {fn} itself is fine: this is a "
-                "construct tapeviz's tracer gets wrong. Pass an explicit gradient=... "
-                "(a function (x, dy) or (x, dy, y)); a report of the construct helps."
-            )
-        self._traced.add(key)
-
-    def _auto_dx(self, x: Tensor, dy: Tensor, mode: str) -> Tensor:
-        with Tape() as tape:  # the ops also reach outer tapes: higher order works
-            tape.watch(x)
-            y = self._traced_forward(x, mode)
-        return tape.gradient(y, x, output_gradients=dy, unconnected_gradients="zero")
-
-    def _explicit_dx(self, saved, dy: Tensor, mode: str, checked: bool) -> Tensor:
-        x = saved[0]
-        args = [x._array, dy._array] + ([saved[1]._array] if self.grad_arity == 3 else [])
-        if mode == "map":
-            if x.shape[0]:  # the loop writes into a float array: check one example's dtype
-                self._check_dx_dtype(self._rt.call_gradient([a[0] for a in args], checked), x)
-            dx = self._rt.map_gradient(args, checked)
-        elif mode == "wrap":
-            dx = self._rt.call_gradient([a[None] for a in args], checked)[0]
-        else:
-            dx = self._rt.call_gradient(args, checked)
-        dx = self._check_dx(dx, x)
-        out = Tensor(dx)
-        grad = GradConfig(f"{KERNEL}Gradient", self._no_second_order)
-        engine.record(self._prims[1], {"x": x, "dy": dy}, (out,), {"mode": mode}, grad, [])
-        return out
-
-    def _check_dx(self, dx, x: Tensor) -> np.ndarray:
-        gname = self._rt.grad_name
-        dx = np.asarray(dx)
-        if dx.shape != x.shape:
-            raise GradientError(
-                f"CompiledLayer {self.name!r}: gradient function {gname} returned shape "
-                f"{dx.shape}, expected the input's shape {x.shape}"
-            )
-        self._check_dx_dtype(dx, x)
-        return dx.astype(x.dtype, copy=False)
-
-    def _check_dx_dtype(self, dx, x: Tensor) -> None:
-        """An int or bool gradient is an error in every mode (the per-example loop would
-        otherwise truncate it silently into its float output)."""
-        dx = np.asarray(dx)
-        if dx.dtype.kind != "f":
-            raise GradientError(
-                f"CompiledLayer {self.name!r}: gradient function {self._rt.grad_name} "
-                f"returned dtype {dx.dtype}, expected a float type (the input is {x.dtype})"
-            )
-
-    def _no_second_order(self, dy, saved, attrs):
-        raise self._prims[0].once_only_error(
-            f"CompiledLayer {self.name!r} has an explicit gradient, compiled code no tape can "
-            "see into",
-            "Use gradient='auto' for higher order.",
-        )
 
     # --- reporting ----------------------------------------------------------------------
     @property

@@ -173,7 +173,7 @@ def _in_backward() -> bool:
 # stop_gradient call of f's forward (not of a gradient being computed). It records the values
 # at the point, then hands them back in call order: stop_gradient means "a constant here", so
 # finite differences must hold it constant too, or they measure a derivative the gradient
-# deliberately is not (core/check/gradcheck.py, FunctionProblem)
+# deliberately is not (core/check/function_problem.py, FunctionProblem)
 FROZEN_STOPS: contextvars.ContextVar = contextvars.ContextVar("frozen_stops", default=None)
 
 

@@ -18,7 +18,7 @@ from .palette import FAIL, PASS
 __all__ = ["audit_html", "gradcheck_html", "layer_info_html", "register_renderers"]
 
 # by name: the module imports numba, which core only needs once a CompiledLayer is built
-_LAYER_INFO = "tapeviz.core.backends.numba._layer_runtime.LayerInfo"
+_LAYER_INFO = "tapeviz.core.backends.numba.layer_runtime.LayerInfo"
 _COLUMNS = ("check", "result", "worst abs err", "index", "analytic", "numerical", "band",
             "failure class")  # fmt: skip
 

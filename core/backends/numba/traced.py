@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from ... import ops
-from ...custom.compiled_layer import AutoDiffError
+from ...grad_validation import AutoDiffError
 from ...tensor import Tensor
 
 __all__ = [
