@@ -207,9 +207,18 @@ def _seed(targets, output_gradients):
 def _backprop_node(tape, node, dys, grads, live, keep=None):
     """One step of reverse mode at ``node``: its VJP for the inputs a source reaches, each
     gradient checked and reduced to its input's shape, then added to that input's total."""
-    dy, recorded = _dy_of(node, dys, keep)
-    needed = [k for k, x in node.inputs.items() if x.id in live]
-    first_backward = len(tape.backward_nodes)
+    if len(dys) == 1:  # one output (inline: the common case)
+        dy = dys[0]
+        d = dy._data
+        recorded = (dy,) if keep is None or d is None or d.nbytes <= keep else _record(dys, keep)
+    else:
+        dy, recorded = _dys_of(node, dys, keep)
+    needed = []  # the inputs a source reaches (a loop: no comprehension frame per node)
+    for k, x in node.inputs.items():
+        if x.id in live:
+            needed.append(k)
+    backward_nodes = tape.backward_nodes
+    first_backward = len(backward_nodes)
     thunks = node.primitive.vjp(node, dy, needed)
     anomaly = recording.anomaly_hook()  # detect_anomaly: gradients made outside kernels too
     step_grads, accumulated = {}, {}
@@ -235,20 +244,17 @@ def _backprop_node(tape, node, dys, grads, live, keep=None):
         else:
             grads[x.id] = total = ops.add(prev, g)
             accumulated[name] = total if keep is None else stand_in(total, keep)
-    ids = [n.id for n in tape.backward_nodes[first_backward:]]
+    made = len(backward_nodes) - first_backward
+    ids = [backward_nodes[-1].id] if made == 1 else [n.id for n in backward_nodes[first_backward:]]
     tape.backward_steps.append(BackwardStep(node.id, recorded, step_grads, accumulated, ids))
 
 
-def _dy_of(node, dys, keep) -> tuple:
-    """The ``dy`` the node's VJP gets (zeros for an output no gradient reached, when it has
-    several) and the ``dy`` its step records (values above ``keep`` bytes by shape only)."""
-    outputs = node.outputs
-    if len(outputs) == 1:
-        dy = dys[0]
-        d = dy._data
-        return dy, (dy,) if keep is None or d is None or d.nbytes <= keep else _record(dys, keep)
+def _dys_of(node, dys, keep) -> tuple:
+    """For a node with several outputs: the ``dy`` its VJP gets (zeros for an output no
+    gradient reached) and the ``dy`` its step records (above ``keep`` bytes by shape only)."""
     dy = tuple(
-        d if d is not None else Tensor(np.zeros(*o._shape_dtype())) for d, o in zip(dys, outputs)
+        d if d is not None else Tensor(np.zeros(*o._shape_dtype()))
+        for d, o in zip(dys, node.outputs)
     )
     return dy, _record(dys, keep)
 

@@ -124,8 +124,18 @@ class Primitive:
         grad = node.grad
         if grad is None:
             raise self.no_gradient_error(node)
-        if saved is None:
-            saved = saved_values(node)
+        if saved is None:  # the node's own, each checked (inline: once per backward step)
+            saved = ()
+            if node.saved:
+                saved = []
+                for s in node.saved:
+                    t = s.tensor
+                    if t is None and s.needed:
+                        raise _released_error(node)
+                    if t is not None and t._version != s.version:
+                        raise stale_error(node, s)
+                    saved.append(t)
+                saved = tuple(saved)
         if grad.wants_needed:
             thunks = grad.grad_fn(dy, saved, node.attrs, frozenset(needed))
         else:
@@ -165,21 +175,8 @@ class Primitive:
         return f"Primitive({self.name!r}, {self.kind}, {backends}, {grad})"
 
 
-def saved_values(node) -> tuple:
-    """The values ``node`` saved for its VJP, in its gradient's order: a ``RuntimeError`` when
-    an earlier ``gradient()`` released one it needs, a ``StaleValueError`` when a variable it
-    saved was assigned since."""
-    if not node.saved:
-        return ()
-    out = []
-    for s in node.saved:
-        t = s.tensor
-        if t is None and s.needed:
-            raise RuntimeError(
-                f"Tape.gradient: the saved values of node {node.id} ({node.label}) were "
-                "released by an earlier gradient(); use Tape(persistent=True)"
-            )
-        if t is not None and t._version != s.version:
-            raise stale_error(node, s)
-        out.append(t)
-    return tuple(out)
+def _released_error(node) -> RuntimeError:
+    return RuntimeError(
+        f"Tape.gradient: the saved values of node {node.id} ({node.label}) were "
+        "released by an earlier gradient(); use Tape(persistent=True)"
+    )

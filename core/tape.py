@@ -121,7 +121,13 @@ class Tape:
             saved = _saved_by_config(grad, inputs, outputs)
         else:
             saved = []
-        node = self.new_node(prim, backend, inputs, outputs, attrs, saved, grad, source)
+        scope = recording.scope()  # new_node's work, inline: this runs once per forward op
+        node_id = self._next_id
+        self._next_id = node_id + 1
+        node = Node(
+            node_id, prim, backend, inputs, outputs, attrs, saved, grad,
+            "/".join(scope) if scope else "", source,
+        )  # fmt: skip
         self.nodes.append(node)
         producer = self._producer
         for o in outputs:
@@ -132,8 +138,9 @@ class Tape:
         return node
 
     def new_node(self, prim, backend, inputs, outputs, attrs, saved, grad, source, grad_of=None):
-        """A ``Node`` with this tape's next id, in the name scope open here: the one builder
-        of nodes, forward (``record_node``) and backward (``core.backward.BackwardPass``)."""
+        """A ``Node`` with this tape's next id, in the name scope open here: how a backward
+        pass (``core.backward.BackwardPass``) makes its nodes; ``record_node`` does the same
+        inline for forward nodes (the hot path)."""
         scope = recording.scope()
         node_id = self._next_id
         self._next_id = node_id + 1
