@@ -42,6 +42,8 @@ from .tensor import Tensor
 
 __all__ = ["define_op", "remove_op"]
 
+_DEFINED: set[str] = set()  # the names define_op made: the only ones remove_op forgets
+
 
 def define_op(
     name: str,
@@ -94,6 +96,7 @@ def define_op(
     except Exception:
         remove_primitive(name)  # nothing half-registered stays behind
         raise
+    _DEFINED.add(name)
     names = tuple(inputs)
 
     def op(*args, **attrs):
@@ -113,8 +116,15 @@ def define_op(
 
 def remove_op(name: str) -> None:
     """Forget the op ``define_op`` made as ``name``: its kernels, gradient and rules."""
-    if name not in PRIMITIVES:
-        raise KeyError(f"remove_op: no op named {name!r} is defined")
+    if name not in _DEFINED:
+        known = name in PRIMITIVES
+        raise KeyError(
+            f"remove_op: {name!r} is a kernel tv.define_op did not make (built-in, or registered "
+            "with tv.register_kernel: tv.unregister_kernel removes those)"
+            if known
+            else f"remove_op: no op named {name!r} is defined"
+        )
+    _DEFINED.discard(name)
     remove_primitive(name)
 
 

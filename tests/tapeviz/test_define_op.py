@@ -130,3 +130,6 @@ def test_bad_definitions_and_calls_are_named_errors(softsign):
         tv.remove_op("NoGradT")
     with pytest.raises(KeyError, match="no op named"):
         tv.remove_op("NoGradT")
+    with pytest.raises(KeyError, match="did not make"):
+        tv.remove_op("Exp")  # a built-in stays
+    np.testing.assert_allclose(tv.exp(tv.tensor([0.0])).numpy(), [1.0])
