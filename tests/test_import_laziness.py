@@ -49,3 +49,17 @@ def test_the_numba_backend_is_listed_and_loads_on_first_use():
         "assert float(y) == 3.0"
     )
     assert "numba" in got
+
+
+def test_jit_code_generation_parts_load_when_a_function_is_compiled():
+    """numba fusion and the code renderer (11 ms of import together) are for a compiled
+    function, not for ``import tapeviz``."""
+    probe = (
+        "import sys, tapeviz as tv; parts = ('fusion', 'render'); "
+        "print([p for p in parts if 'tapeviz.core.jit.' + p in sys.modules]); "
+        "f = tv.jit(lambda x: tv.sum(x * x)); t = tv.tensor([1.0, 2.0]); f(t); f.trace(t).code; "
+        "print([p for p in parts if 'tapeviz.core.jit.' + p in sys.modules])"
+    )
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    before, after = out.stdout.splitlines()
+    assert before == "[]" and "'render'" in after

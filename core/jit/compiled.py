@@ -14,11 +14,9 @@ from ..tensor import Tensor
 from ..tensor_kinds import Variable
 from .bindings import Bindings
 from .codegen import compile_program, prune
-from .fusion import fuse
 from .ir import Program
 from .names import assign_names
 from .pytree import unflatten
-from .render import rows, text
 
 __all__ = ["Compiled", "build"]
 
@@ -74,10 +72,14 @@ class Compiled:
     @property
     def code(self) -> str:
         """The program as a person reads it (``render``): forward, then backward."""
+        from .render import text  # loaded when code is first shown: import tapeviz stays light
+
         return text(self.program, self.stmts, self.node_ids(self.tape))
 
     def rows(self) -> list:
         """``render.rows`` of the program, linked to the nodes of ``tape``."""
+        from .render import rows  # loaded when code is first shown
+
         return rows(self.program, self.stmts, self.node_ids(self.tape))
 
     def name_tensors(self) -> None:
@@ -123,6 +125,8 @@ def build(jitfn, fn, tracer, traced, kinds, names, out, result) -> Compiled:
     assign_names(program, tracer.tensor_names, list(tracer.tapes.values()))
     stmts = prune(program.stmts, outputs)
     if any(s.kind == "kernel" and s.config.backend_name == "numba" for s in stmts):
+        from .fusion import fuse  # 8 ms of import: only when numba kernels are fused
+
         stmts = fuse(stmts, outputs)
     source, run = compile_program(program, stmts)
     checks = _checks(program.stmts)  # all traced kernels: a pruned one still chose the backward
