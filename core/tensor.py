@@ -268,10 +268,12 @@ class Tensor(TensorOperators):
         return Tensor, ()
 
     def __reduce_ex__(self, protocol):
-        return (_rebuild, (*self._copy_as()[:1], self.numpy(), self.name, self._copy_as()[1]))
+        cls, extra = self._copy_as()
+        return (_rebuild, (cls, self.numpy(), self.name, extra))
 
     def __copy__(self):
-        return _rebuild(self._copy_as()[0], self._array, self.name, self._copy_as()[1])
+        cls, extra = self._copy_as()
+        return _rebuild(cls, self._array, self.name, extra)
 
     def __deepcopy__(self, memo):
         cls, extra = self._copy_as()
