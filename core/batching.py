@@ -4,9 +4,8 @@ once on inputs that carry a leading batch axis, instead of once per row.
 A rule is ``rule(fn, ins, attrs, size) -> tuple of arrays``: ``fn`` the kernel, ``ins``
 ``{input name: (array, batched)}``, ``size`` the batch size. A rule that does not fit the
 shapes raises ``ValueError`` (or ``IndexError``/``TypeError``) and the replay loops over rows,
-which is always right. Each gradient family says which rule each of its primitives takes
-(its ``BATCHING``); ``core.gradients.register`` puts them on the primitives
-(``register_batching``).
+which is always right. Each primitive's definition names its rule (``batch=``, ``core/gradients/<family>.py``);
+``core.gradients.register`` puts it on the primitive (``register_batching``).
 """
 
 from __future__ import annotations

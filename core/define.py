@@ -26,6 +26,7 @@ work on it with nothing else to register.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 
 from .engine import bind
 from .gradient_registry import register_gradient
@@ -40,9 +41,82 @@ from .registry import (
 )
 from .tensor import Tensor
 
-__all__ = ["define_op", "remove_op"]
+__all__ = ["define_op", "remove_op", "Definition", "family", "install"]
 
 _DEFINED: set[str] = set()  # the names define_op made: the only ones remove_op forgets
+
+
+@dataclass(frozen=True)
+class Definition:
+    """Everything one primitive is, in one entry: what ``install`` registers.
+
+    The built-in ops are tables of these, one per family (``core/gradients/<family>.py``);
+    ``define_op`` builds one for a new op.
+
+    Attributes:
+        name: the kernel name (``core.kernel_names`` for the built-ins).
+        numpy: the numpy kernel, ``fn(arrays: {input name: array}, attrs) -> array | tuple``.
+        vjp: ``vjp(dy, saved, attrs) -> {input name: () -> Tensor}`` written with ops (so it
+            differentiates again), or None: not differentiable.
+        saves: the input names the VJP reads (``"*"``: every input, for a variable count).
+        saves_outputs: the output indices the VJP reads; ``saved`` holds the saved inputs,
+            then these outputs.
+        needed_by: ``{saved input name or output index: (input names)}``: whose gradient
+            reads each saved value (one only constants' gradients read is not kept).
+        optional: inputs the kernel may run without (an optional bias).
+        formula: ``{input name: LaTeX of ∂y/∂input}`` (``{x}``, ``{y}``... slots) for the
+            stepper and the graph.
+        batch: the batched replay's rule (``core/batching.py``), or None: row by row.
+        decomposition: ``f(inputs: {name: Tensor}, attrs) -> Tensor`` with ordinary ops,
+            drawn by the lesson graph in a fused node's place.
+        kernels: ``{backend name: kernel}`` for backends other than numpy (numba registers
+            its compiled built-in kernels from its own folder).
+    """
+
+    name: str
+    numpy: Callable | None
+    vjp: Callable | None = None
+    saves: tuple | str = ()
+    saves_outputs: tuple = ()
+    needed_by: Mapping | None = None
+    optional: tuple = ()
+    formula: Mapping | None = None
+    batch: Callable | None = None
+    decomposition: Callable | None = None
+    kernels: Mapping = field(default_factory=dict)
+
+
+def family(*definitions: Definition, batch: Callable | None = None) -> tuple:
+    """A family's table: its definitions, with ``batch`` as the rule of those without one."""
+    return tuple(d if d.batch or not batch else replace(d, batch=batch) for d in definitions)
+
+
+def install(d: Definition, *, builtin: bool = False):
+    """Register definition ``d``: its kernels, then its VJP, batching rule and decomposition
+    (on its ``Primitive``, which it returns). ``builtin``: a gradient tapeviz ships (one a
+    user registers later over it is an override, drawn dashed)."""
+    prim = primitive(d.name)
+    kernels = {"numpy": d.numpy, **d.kernels} if d.numpy is not None else d.kernels
+    for backend, fn in kernels.items():
+        register_kernel(d.name, backend, fn)
+    if d.vjp is not None:
+        save_all = d.saves == "*"
+        register_gradient(
+            d.name,
+            d.vjp,
+            () if save_all else tuple(d.saves),
+            tuple(d.saves_outputs),
+            save_all_inputs=save_all,
+            needed_by=d.needed_by,
+            optional_inputs=d.optional,
+            formula=d.formula,
+            _builtin=builtin,
+        )
+    if d.batch is not None:
+        register_batching(d.name, d.batch)
+    if d.decomposition is not None:
+        register_decomposition(d.name, d.decomposition)
+    return prim
 
 
 def define_op(
@@ -83,16 +157,12 @@ def define_op(
         converts them (a Python number takes the first tensor's dtype).
     """
     _check_definition(name, kernels, inputs, vjp, saves)
-    prim = primitive(name)
+    definition = Definition(
+        name, None, vjp, tuple(saves), tuple(saves_outputs), formula=formula, batch=batch,
+        decomposition=decomposition, kernels=dict(kernels),
+    )  # fmt: skip
     try:
-        for backend, fn in kernels.items():
-            register_kernel(name, backend, fn)
-        if vjp is not None:
-            register_gradient(name, vjp, tuple(saves), tuple(saves_outputs), formula=formula)
-        if batch is not None:
-            register_batching(name, batch)
-        if decomposition is not None:
-            register_decomposition(name, decomposition)
+        prim = install(definition)
     except Exception:
         remove_primitive(name)  # nothing half-registered stays behind
         raise

@@ -50,7 +50,7 @@ class GradConfig:
     needed_by: tuple = ()
     # input names the gradient dict may name although a run lacked them (an optional bias)
     optional_inputs: tuple = ()
-    # ((input name, LaTeX of the local derivative ∂y/∂input), ...); see gradients/formulas.py
+    # ((input name, LaTeX of the local derivative ∂y/∂input), ...); see core.define.Definition
     formula: tuple = ()
     # True: grad_fn(dy, saved, attrs, needed) also gets the input names needing a gradient
     wants_needed: bool = False

@@ -139,3 +139,6 @@ SELF_ADJOINT_EIG = "SelfAdjointEigV2"
 SVD = "Svd"
 QR = "Qr"
 PINV = "PseudoInverse"
+
+# every name above: the built-in kernels (the numba backend delegates exactly these to numpy)
+ALL = frozenset(v for k, v in dict(globals()).items() if k.isupper() and isinstance(v, str))

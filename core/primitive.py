@@ -9,7 +9,7 @@ gradient styles, a ``forward`` that re-runs it on tensors. Every tape node point
 primitive (``node.primitive``); a node's ``style`` is presentation derived from it.
 
 Built-in primitives live in the registry (``core/registry.py``: one ``Primitive`` per kernel
-name, filled by ``register_kernel``/``register_gradient``/``register_batching``).
+name), each filled from one ``Definition`` row of its family's table (``core/gradients``).
 ``custom_grad``, ``DifferentiableFunction`` and ``CompiledLayer`` build their own
 (``core/custom/builder.py``), and ``tv.define_op`` makes a new op from one definition
 (``core/define.py``). The interpreters read nothing else: reverse mode (``core/backward.py``)

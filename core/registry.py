@@ -8,8 +8,9 @@
 
 Kernels and gradients are two faces of one table: ``kernel name -> Primitive``
 (``core/primitive.py``), which also holds the batching rule (``register_batching``). The
-registries know nothing about particular kernels; backends and gradient families fill them
-from one explicit list each (``core/backends/<name>/__init__.py``, ``core/gradients``).
+registries know nothing about particular kernels: the built-in primitives' definition
+tables fill them (``core/gradients``: one row per primitive, its numpy kernel and VJP), and
+the numba backend adds its compiled kernels (``core/backends/numba``).
 """
 
 from __future__ import annotations

@@ -1,15 +1,17 @@
-"""Built-in gradients, one module per op family, registered from one explicit list.
+"""The built-in primitives, one table per op family, registered from one explicit list.
 
-An entry's ``inputs_to_save`` of ``"*"`` saves every input (kernels with a variable input
-count, such as ``Einsum``). A family's ``BATCHING`` gives the batched replay's rule for its
-primitives (``core/batching.py``); its ``DECOMPOSITIONS`` the ops a fused kernel stands for
-(the lesson graph draws them in its place).
+Each family module's ``DEFINITIONS`` holds one ``core.define.Definition`` per primitive:
+kernel name, numpy kernel, VJP (written with ops, so it differentiates again), what the VJP
+saves, the LaTeX formula of its local derivative, the batched replay's rule
+(``core/batching.py``) and, for a fused kernel, the ops the lesson graph draws in its place.
+``tv.define_op`` takes the same fields for a new op.
 """
 
 from __future__ import annotations
 
-from ..gradient_registry import register_gradient
-from ..registry import register_batching, register_decomposition
+import re
+
+from ..define import install
 from . import (
     contract,
     decomp,
@@ -23,7 +25,6 @@ from . import (
     scan,
     shape,
 )
-from .formulas import FORMULAS
 
 FAMILIES = (
     elementwise,
@@ -38,25 +39,28 @@ FAMILIES = (
     shape,
     nn,
 )
+DEFINITIONS = tuple(d for family in FAMILIES for d in family.DEFINITIONS)
 
 
 def register() -> None:
-    for family in FAMILIES:
-        optional = getattr(family, "OPTIONAL_INPUTS", {})  # inputs a kernel may be run without
-        for name, fn, inputs_to_save, outputs_to_save, *needed_by in family.GRADIENTS:
-            save_all = inputs_to_save == "*"
-            register_gradient(
-                name,
-                fn,
-                () if save_all else inputs_to_save,
-                outputs_to_save,
-                save_all_inputs=save_all,
-                needed_by=needed_by[0] if needed_by else None,
-                optional_inputs=optional.get(name, ()),
-                formula=FORMULAS.get(name),
-                _builtin=True,
-            )
-        for name, rule in getattr(family, "BATCHING", {}).items():
-            register_batching(name, rule)
-        for name, parts in getattr(family, "DECOMPOSITIONS", {}).items():
-            register_decomposition(name, parts)
+    """Register every built-in primitive: its numpy kernel, VJP, formula and rules."""
+    for definition in DEFINITIONS:
+        install(definition, builtin=True)
+
+
+_SLOT = re.compile(r"\{(x|a|b|y|dy)\}")
+
+
+def fill(formula: str, values: dict) -> str:
+    """Replace the ``{x}``/``{a}``/``{b}``/``{y}``/``{dy}`` slots of a gradient formula by
+    ``values[slot]``; other braces are LaTeX and stay.
+
+    A formula (``Definition.formula``) is the local derivative ∂y/∂input of a kernel's
+    output ``y``; the gradient sent back is ``dy`` times it, elementwise, unless the formula
+    holds ``{dy}`` (then it is the whole gradient: matmul, sum).
+
+    Example:
+        >>> fill("{b} {a}^{{b} - 1}", {"a": "x", "b": "3"})
+        '3 x^{3 - 1}'
+    """
+    return _SLOT.sub(lambda m: str(values.get(m.group(1), m.group(1))), formula)

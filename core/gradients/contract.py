@@ -1,4 +1,4 @@
-"""Gradient of ``einsum`` (written with einsum, so it differentiates again).
+"""The ``einsum`` primitive; its VJP is written with einsum, so it differentiates again.
 
 For operand k with subscripts s_k: d x_k = einsum(dy and the other operands -> s_k). A letter
 repeated in s_k (a diagonal, ``ii->i``) gets a fresh letter tied to the old one by an identity
@@ -15,6 +15,8 @@ import numpy as np
 
 from .. import kernel_names as K
 from .. import ops as o
+from ..backends.numpy.contract import einsum
+from ..define import Definition as D
 from ..tensor import Tensor
 
 
@@ -53,4 +55,4 @@ def _operand_grad(dy, xs, subs, out, k):
     return dx
 
 
-GRADIENTS = [(K.EINSUM, _einsum, "*", ())]
+DEFINITIONS = (D(K.EINSUM, einsum, _einsum, "*"),)  # "*": it saves every input

@@ -1,4 +1,4 @@
-"""Gradients of dense linear algebra, written with ops (so they differentiate again), on
+"""The dense linear algebra primitives (one ``Definition`` row each) and their VJPs, written with ops (so they differentiate again), on
 stacks of matrices. The formulas are autograd's (``autograd/numpy/linalg.py``) unless noted.
 
 inv: da = -y^T dy y^T.  det: da = dy y inv(a)^T, at a singular a the adjugate (SVD).  slogdet: da = dlogabs inv(a)^T.
@@ -23,6 +23,8 @@ import numpy as np
 
 from .. import kernel_names as K
 from .. import ops as o
+from ..backends.numpy.decomp import solve, svd
+from ..define import Definition as D
 from ..engine import KernelError
 from ..recording import tracks
 from ..tensor import Tensor
@@ -236,14 +238,22 @@ def _pinv(dy, saved, attrs):
     return {"x": dx}
 
 
-GRADIENTS = [
-    (K.MATRIX_INVERSE, _inv, (), (0,)),
-    (K.MATRIX_DETERMINANT, _det, ("x",), (0,)),
-    (K.LOG_MATRIX_DETERMINANT, _slogdet, ("x",), ()),
-    (K.MATRIX_SOLVE, _solve, ("a", "b"), (0,)),
-    (K.CHOLESKY, _cholesky, (), (0,)),
-    (K.SELF_ADJOINT_EIG, _eigh, (), (0, 1)),
-    (K.SVD, _svd, ("x",), (0, 1, 2)),
-    (K.QR, _qr, ("x",), (0, 1)),
-    (K.PINV, _pinv, ("x",), (0,)),
-]
+def _tuple(fn):
+    return lambda i, a: tuple(fn(i["x"]))
+
+
+# one row per primitive: kernel name, numpy kernel (LAPACK through numpy.linalg), VJP, saved
+# inputs, saved outputs (no batching rule: the batched replay runs these once per row)
+DEFINITIONS = (
+    D(K.MATRIX_INVERSE, lambda i, a: np.linalg.inv(i["x"]), _inv, (), (0,)),
+    D(K.MATRIX_DETERMINANT, lambda i, a: np.asarray(np.linalg.det(i["x"])), _det, ("x",), (0,)),
+    D(K.LOG_MATRIX_DETERMINANT, lambda i, a: tuple(map(np.asarray, np.linalg.slogdet(i["x"]))),
+      _slogdet, ("x",)),
+    D(K.MATRIX_SOLVE, solve, _solve, ("a", "b"), (0,)),
+    D(K.CHOLESKY, lambda i, a: np.linalg.cholesky(i["x"]), _cholesky, (), (0,)),
+    D(K.SELF_ADJOINT_EIG, lambda i, a: tuple(np.linalg.eigh(i["x"], UPLO=a["UPLO"])), _eigh, (),
+      (0, 1)),
+    D(K.SVD, svd, _svd, ("x",), (0, 1, 2)),
+    D(K.QR, lambda i, a: tuple(np.linalg.qr(i["x"], mode="reduced")), _qr, ("x",), (0, 1)),
+    D(K.PINV, lambda i, a: np.linalg.pinv(i["x"], rcond=a["rcond"]), _pinv, ("x",), (0,)),
+)  # fmt: skip

@@ -1,8 +1,8 @@
-"""Gradients of the unary elementwise kernels (math and activations), written with ops (so
-they differentiate again); the two-input ones are in ``elementwise_binary.py``.
+"""The unary elementwise primitives (math and activations): one ``Definition`` row each in
+``DEFINITIONS`` (kernel name, numpy kernel, VJP, what it saves, formula; every one batches
+elementwise). The two-input ones are in ``elementwise_binary.py``.
 
-Each entry: (kernel, grad_fn, inputs_to_save, outputs_to_save[, needed_by]). ``dy`` flows
-in. Where one fused kernel computes the whole step (``TanhGrad``, ``SigmoidGrad``, ...; their
+The VJPs are written with ops (so they differentiate again); ``dy`` flows in. Where one fused kernel computes the whole step (``TanhGrad``, ``SigmoidGrad``, ...; their
 own gradients are in ``fused.py``) the step runs one kernel instead of three or four ops.
 """
 
@@ -10,9 +10,15 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from .. import batching as B
 from .. import kernel_names as K
 from .. import ops as o
+from ..backends.numpy import elementwise as npk
+from ..backends.numpy.elementwise import same, unary
+from ..define import Definition as D
+from ..define import family
 from ..ops.elementwise import (
     cos_grad,
     relu_grad,
@@ -203,39 +209,33 @@ def _stop_gradient(dy, saved, attrs):
     return {}
 
 
-GRADIENTS = [
-    (K.NEG, _neg, (), ()),
-    (K.ABS, _abs, ("x",), ()),
-    (K.SIGN, _sign, (), ()),
-    (K.EXP, _exp, (), (0,)),
-    (K.LOG, _log, ("x",), ()),
-    (K.LOG1P, _log1p, ("x",), ()),
-    (K.SQRT, _sqrt, (), (0,)),
-    (K.RSQRT, _rsqrt, (), (0,)),
-    (K.SQUARE, _square, ("x",), ()),
-    (K.RECIPROCAL, _reciprocal, (), (0,)),
-    (K.SIN, _sin, ("x",), ()),
-    (K.COS, _cos, ("x",), ()),
-    (K.TAN, _tan, (), (0,)),
-    (K.TANH, _tanh, (), (0,)),
-    (K.SIGMOID, _sigmoid, (), (0,)),
-    (K.RELU, _relu, ("x",), ()),
-    (K.LEAKY_RELU, _leaky_relu, ("x",), ()),
-    (K.ELU, _elu, (), (0,)),
-    (K.SELU, _selu, (), (0,)),
-    (K.SOFTPLUS, _softplus, ("x",), ()),
-    (K.GELU, _gelu, ("x",), ()),
-    (K.ERF, _erf, ("x",), ()),
-    (K.CLIP, _clip, ("x",), ()),
-    (K.CAST, _cast, (), ()),
-    (K.IDENTITY, _identity, (), ()),
-    (K.STOP_GRADIENT, _stop_gradient, (), ()),
-]
-
-# how the batched replay runs each (core/batching.py)
-BATCHING = dict.fromkeys(
-    [K.NEG, K.ABS, K.SIGN, K.EXP, K.LOG, K.LOG1P, K.SQRT, K.RSQRT, K.SQUARE, K.RECIPROCAL,
-     K.SIN, K.COS, K.TAN, K.TANH, K.SIGMOID, K.RELU, K.LEAKY_RELU, K.ELU, K.SELU,
-     K.SOFTPLUS, K.GELU, K.ERF, K.CLIP, K.CAST, K.IDENTITY, K.STOP_GRADIENT],
-    B.elementwise,
+# one row per primitive: kernel name, numpy kernel, VJP, saved inputs, saved outputs, formula
+DEFINITIONS = family(
+    D(K.NEG, unary(np.negative), _neg, formula={"x": "-1"}),
+    D(K.ABS, unary(np.abs), _abs, ("x",), formula={"x": r"\operatorname{sign}({x})"}),
+    D(K.SIGN, unary(np.sign), _sign, formula={"x": "0"}),
+    D(K.EXP, unary(np.exp), _exp, (), (0,), formula={"x": "{y}"}),
+    D(K.LOG, unary(np.log), _log, ("x",), formula={"x": r"\frac{1}{{x}}"}),
+    D(K.LOG1P, unary(np.log1p), _log1p, ("x",), formula={"x": r"\frac{1}{1 + {x}}"}),
+    D(K.SQRT, unary(np.sqrt), _sqrt, (), (0,), formula={"x": r"\frac{1}{2 {y}}"}),
+    D(K.RSQRT, same(lambda x: 1 / np.sqrt(x)), _rsqrt, (), (0,), formula={"x": r"-\frac{{y}^3}{2}"}),
+    D(K.SQUARE, unary(np.square), _square, ("x",), formula={"x": "2 {x}"}),
+    D(K.RECIPROCAL, same(lambda x: 1 / x), _reciprocal, (), (0,), formula={"x": "-{y}^2"}),
+    D(K.SIN, unary(np.sin), _sin, ("x",), formula={"x": r"\cos {x}"}),
+    D(K.COS, unary(np.cos), _cos, ("x",), formula={"x": r"-\sin {x}"}),
+    D(K.TAN, unary(np.tan), _tan, (), (0,), formula={"x": "1 + {y}^2"}),
+    D(K.TANH, unary(np.tanh), _tanh, (), (0,), formula={"x": "1 - {y}^2"}),
+    D(K.SIGMOID, npk.sigmoid_kernel, _sigmoid, (), (0,), formula={"x": "{y} (1 - {y})"}),
+    D(K.RELU, npk.relu, _relu, ("x",), formula={"x": "[{x} > 0]"}),
+    D(K.LEAKY_RELU, npk.leaky_relu, _leaky_relu, ("x",)),
+    D(K.ELU, npk.elu, _elu, (), (0,)),
+    D(K.SELU, npk.selu, _selu, (), (0,)),
+    D(K.SOFTPLUS, npk.softplus, _softplus, ("x",), formula={"x": r"\sigma({x})"}),
+    D(K.GELU, npk.gelu, _gelu, ("x",)),
+    D(K.ERF, npk.erf, _erf, ("x",), formula={"x": r"\frac{2}{\sqrt{\pi}} e^{-{x}^2}"}),
+    D(K.CLIP, npk.clip, _clip, ("x",)),
+    D(K.CAST, npk.cast, _cast),
+    D(K.IDENTITY, lambda i, a: i["x"], _identity, formula={"x": "1"}),
+    D(K.STOP_GRADIENT, lambda i, a: i["x"], _stop_gradient, formula={"x": "0"}),
+    batch=B.elementwise,
 )  # fmt: skip

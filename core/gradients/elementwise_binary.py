@@ -1,17 +1,20 @@
-"""Gradients of the two-input elementwise kernels (add, sub, mul, div, pow, maximum,
-minimum, select), written with ops (so they differentiate again); the unary ones are in
-``elementwise.py``.
-
-Each entry: (kernel, grad_fn, inputs_to_save, outputs_to_save[, needed_by]); ``needed_by``
-says which saved values each input's gradient reads. ``dy`` flows in; the engine reduces
+"""The two-input elementwise primitives (add, sub, mul, div, pow, maximum, minimum, select
+and the comparisons): one ``Definition`` row each in ``DEFINITIONS``; the unary ones are in
+``elementwise.py``. The VJPs are written with ops (so they differentiate again). ``dy`` flows in; the engine reduces
 broadcast gradients back to each input's shape.
 """
 
 from __future__ import annotations
 
+import numpy as np
+
 from .. import batching as B
 from .. import kernel_names as K
 from .. import ops as o
+from ..backends.numpy import elementwise as npk
+from ..backends.numpy.elementwise import binary
+from ..define import Definition as D
+from ..define import family
 from ..tensor import Tensor
 
 
@@ -88,21 +91,26 @@ def _select(dy, saved, attrs):
     return {"a": lambda: o.where(c, dy, zero), "b": lambda: o.where(c, zero, dy)}
 
 
-GRADIENTS = [
-    (K.ADD, _add, (), ()),
-    (K.SUB, _sub, (), ()),
-    (K.MUL, _mul, ("a", "b"), (), {"a": ("b",), "b": ("a",)}),
-    (K.DIV, _div, ("a", "b"), (), {"a": ("b",), "b": ("a", "b")}),
-    (K.POW, _pow, ("a", "b"), (0,), {"a": ("a", "b"), "b": ("a", "b"), 0: ("b",)}),
-    (K.MAXIMUM, _maximum, ("a", "b"), ()),
-    (K.MINIMUM, _minimum, ("a", "b"), ()),
-    (K.SELECT, _select, ("condition",), ()),
-]
+_CMP = ((K.GREATER, np.greater), (K.GREATER_EQUAL, np.greater_equal), (K.LESS, np.less),
+        (K.LESS_EQUAL, np.less_equal), (K.EQUAL, np.equal), (K.NOT_EQUAL, np.not_equal))  # fmt: skip
+_MUL_READS = {"a": ("b",), "b": ("a",)}
+_DIV_READS = {"a": ("b",), "b": ("a", "b")}
+_POW_READS = {"a": ("a", "b"), "b": ("a", "b"), 0: ("b",)}
+_POW = {"a": "{b} {a}^{{b} - 1}", "b": r"{y} \ln {a}"}
 
-# how the batched replay runs each (core/batching.py); the comparisons have no gradient but
-# replay like the arithmetic they sit beside
-BATCHING = dict.fromkeys(
-    [K.ADD, K.SUB, K.MUL, K.DIV, K.POW, K.MAXIMUM, K.MINIMUM, K.GREATER, K.GREATER_EQUAL,
-     K.LESS, K.LESS_EQUAL, K.EQUAL, K.NOT_EQUAL, K.SELECT],
-    B.broadcast,
+# one row per primitive: kernel name, numpy kernel, VJP, saved inputs, saved outputs, which
+# input's gradient reads each saved value, formula; every one batches with broadcasting (the
+# comparisons have no gradient but replay like the arithmetic they sit beside)
+DEFINITIONS = family(
+    D(K.ADD, binary(np.add), _add, formula={"a": "1", "b": "1"}),
+    D(K.SUB, binary(np.subtract), _sub, formula={"a": "1", "b": "-1"}),
+    D(K.MUL, binary(np.multiply), _mul, ("a", "b"), (), _MUL_READS, formula={"a": "{b}", "b": "{a}"}),
+    D(K.DIV, binary(np.true_divide), _div, ("a", "b"), (), _DIV_READS,
+      formula={"a": r"\frac{1}{{b}}", "b": r"-\frac{{a}}{{b}^2}"}),
+    D(K.POW, binary(np.power), _pow, ("a", "b"), (0,), _POW_READS, formula=_POW),
+    D(K.MAXIMUM, binary(np.maximum), _maximum, ("a", "b")),
+    D(K.MINIMUM, binary(np.minimum), _minimum, ("a", "b")),
+    D(K.SELECT, npk.select, _select, ("condition",)),
+    *(D(name, binary(fn)) for name, fn in _CMP),
+    batch=B.broadcast,
 )  # fmt: skip

@@ -1,4 +1,5 @@
-"""Gradients of the extra elementwise math kernels, written with ops (second order works).
+"""The extra elementwise math primitives, one ``Definition`` row each in ``DEFINITIONS``;
+their VJPs are written with ops (second order works).
 
 Conventions at non-differentiable points: floor, ceil, round and mod's jumps have gradient 0
 (as autograd); hypot at (0, 0) and arcsin/arccos at +-1 give nan or inf (as autograd);
@@ -10,8 +11,12 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from .. import kernel_names as K
 from .. import ops as o
+from ..backends.numpy.elementwise_math import binary, round_, unary
+from ..define import Definition as D
 
 _LN2, _LN10 = math.log(2.0), math.log(10.0)
 
@@ -93,26 +98,37 @@ def _mod(dy, saved, attrs):
     return {"a": lambda: dy, "b": db}
 
 
-GRADIENTS = [
-    (K.SINH, _u(lambda dy, x: dy * o.cosh(x)), ("x",), ()),
-    (K.COSH, _u(lambda dy, x: dy * o.sinh(x)), ("x",), ()),
-    (K.ASIN, _u(lambda dy, x: dy / o.sqrt(1 - x * x)), ("x",), ()),
-    (K.ACOS, _u(lambda dy, x: o.neg(dy) / o.sqrt(1 - x * x)), ("x",), ()),
-    (K.ATAN, _u(lambda dy, x: dy / (x * x + 1)), ("x",), ()),
-    (K.ASINH, _u(lambda dy, x: dy / o.sqrt(x * x + 1)), ("x",), ()),
-    (K.ACOSH, _u(lambda dy, x: dy / o.sqrt(x * x - 1)), ("x",), ()),
-    (K.ATANH, _u(lambda dy, x: dy / (1 - x * x)), ("x",), ()),
-    (K.EXPM1, _u(lambda dy, y: dy * (y + 1)), (), (0,)),
-    (K.LOG2, _u(lambda dy, x: dy / (x * _LN2)), ("x",), ()),
-    (K.LOG10, _u(lambda dy, x: dy / (x * _LN10)), ("x",), ()),
-    (K.SINC, _sinc, ("x",), (0,)),
-    (K.FLOOR, _zero, (), ()),
-    (K.CEIL, _zero, (), ()),
-    (K.ROUND, _zero, (), ()),
-    (K.ATAN2, _atan2, ("a", "b"), ()),
-    (K.LOG_ADD_EXP, _logaddexp, ("a", "b"), ()),
-    (K.LOG_ADD_EXP2, _logaddexp2, ("a", "b"), ()),
-    (K.HYPOT, _hypot, ("a", "b"), (0,)),
-    (K.MOD, _mod, ("a", "b"), ()),
-    (K.FLOOR_DIV, _floor_div, (), ()),
-]
+_RW = ("a", "b")  # the binary ones' VJPs read both inputs
+
+# one row per primitive: kernel name, numpy kernel, VJP, saved inputs, saved outputs (no
+# batching rule: the batched replay runs these once per row)
+DEFINITIONS = (
+    D(K.SINH, unary(np.sinh), _u(lambda dy, x: dy * o.cosh(x)), ("x",)),
+    D(K.COSH, unary(np.cosh), _u(lambda dy, x: dy * o.sinh(x)), ("x",)),
+    D(K.ASIN, unary(np.arcsin), _u(lambda dy, x: dy / o.sqrt(1 - x * x)), ("x",)),
+    D(K.ACOS, unary(np.arccos), _u(lambda dy, x: o.neg(dy) / o.sqrt(1 - x * x)), ("x",)),
+    D(K.ATAN, unary(np.arctan), _u(lambda dy, x: dy / (x * x + 1)), ("x",)),
+    D(K.ASINH, unary(np.arcsinh), _u(lambda dy, x: dy / o.sqrt(x * x + 1)), ("x",)),
+    D(K.ACOSH, unary(np.arccosh), _u(lambda dy, x: dy / o.sqrt(x * x - 1)), ("x",)),
+    D(K.ATANH, unary(np.arctanh), _u(lambda dy, x: dy / (1 - x * x)), ("x",)),
+    D(K.EXPM1, unary(np.expm1), _u(lambda dy, y: dy * (y + 1)), (), (0,)),
+    D(K.LOG2, unary(np.log2), _u(lambda dy, x: dy / (x * _LN2)), ("x",)),
+    D(K.LOG10, unary(np.log10), _u(lambda dy, x: dy / (x * _LN10)), ("x",)),
+    D(K.SINC, unary(np.sinc), _sinc, ("x",), (0,)),
+    D(K.FLOOR, unary(np.floor), _zero),
+    D(K.CEIL, unary(np.ceil), _zero),
+    D(K.ROUND, round_, _zero),
+    D(K.ATAN2, binary(np.arctan2), _atan2, _RW),
+    D(K.LOG_ADD_EXP, binary(np.logaddexp), _logaddexp, _RW),
+    D(K.LOG_ADD_EXP2, binary(np.logaddexp2), _logaddexp2, _RW),
+    D(K.HYPOT, binary(np.hypot), _hypot, _RW, (0,)),
+    D(K.MOD, binary(np.mod), _mod, _RW),
+    D(K.FLOOR_DIV, binary(np.floor_divide), _floor_div),
+    # bitwise (logical on bool): integer or bool results, no gradient
+    D(K.BITWISE_AND, binary(np.bitwise_and), None),
+    D(K.BITWISE_OR, binary(np.bitwise_or), None),
+    D(K.BITWISE_XOR, binary(np.bitwise_xor), None),
+    D(K.INVERT, lambda i, a: np.asarray(np.invert(i["x"])), None),
+    D(K.LEFT_SHIFT, binary(np.left_shift), None),
+    D(K.RIGHT_SHIFT, binary(np.right_shift), None),
+)

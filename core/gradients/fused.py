@@ -1,7 +1,6 @@
-"""Gradients of the fused gradient kernels (``TanhGrad`` and kin), written with ops, so
-``grad(grad(f))`` works through them. ``z`` is the fused kernel's output, ``dz`` flows in.
-
-Each entry: (kernel, grad_fn, inputs_to_save, outputs_to_save).
+"""The fused gradient primitives (``TanhGrad`` and kin: one backward step in one kernel),
+one ``Definition`` row each; their VJPs are written with ops, so ``grad(grad(f))`` works
+through them. ``z`` is the fused kernel's output, ``dz`` flows in.
 """
 
 from __future__ import annotations
@@ -9,6 +8,9 @@ from __future__ import annotations
 from .. import batching as B
 from .. import kernel_names as K
 from .. import ops as o
+from ..backends.numpy import elementwise as npk
+from ..define import Definition as D
+from ..define import family
 from ..ops.elementwise import (
     cos_grad,
     relu_grad,
@@ -62,17 +64,15 @@ def _cos_grad(dz, saved, attrs):
     return {"dy": lambda: cos_grad(dz, x), "x": lambda: o.neg(sin_grad(dz * dy, x))}
 
 
-GRADIENTS = [
-    (K.TANH_GRAD, _tanh_grad, ("dy", "y"), ()),
-    (K.SIGMOID_GRAD, _sigmoid_grad, ("dy", "y"), ()),
-    (K.RELU_GRAD, _relu_grad, ("x",), ()),
-    (K.SQRT_GRAD, _sqrt_grad, ("dy", "y"), ()),
-    (K.RSQRT_GRAD, _rsqrt_grad, ("dy", "y"), ()),
-    (K.SIN_GRAD, _sin_grad, ("dy", "x"), ()),
-    (K.COS_GRAD, _cos_grad, ("dy", "x"), ()),
-]
-
-BATCHING = dict.fromkeys(
-    [K.TANH_GRAD, K.SIGMOID_GRAD, K.RELU_GRAD, K.SQRT_GRAD, K.RSQRT_GRAD, K.SIN_GRAD, K.COS_GRAD],
-    B.broadcast,
-)  # how the batched replay runs each (core/batching.py)
+# one row per primitive: kernel name, numpy kernel (one pass, backends/numpy/elementwise.py),
+# VJP, saved inputs; every one batches with broadcasting
+DEFINITIONS = family(
+    D(K.TANH_GRAD, npk.tanh_grad, _tanh_grad, ("dy", "y")),
+    D(K.SIGMOID_GRAD, npk.sigmoid_grad, _sigmoid_grad, ("dy", "y")),
+    D(K.RELU_GRAD, npk.relu_grad, _relu_grad, ("x",)),
+    D(K.SQRT_GRAD, npk.sqrt_grad, _sqrt_grad, ("dy", "y")),
+    D(K.RSQRT_GRAD, npk.rsqrt_grad, _rsqrt_grad, ("dy", "y")),
+    D(K.SIN_GRAD, npk.sin_grad, _sin_grad, ("dy", "x")),
+    D(K.COS_GRAD, npk.cos_grad, _cos_grad, ("dy", "x")),
+    batch=B.broadcast,
+)

@@ -4,9 +4,13 @@ Transpose nodes) and whose activation step is the activation's fused gradient ke
 
 from __future__ import annotations
 
+import numpy as np
+
 from .. import batching as B
 from .. import kernel_names as K
 from .. import ops as o
+from ..backends.numpy import linalg as npk
+from ..define import Definition as D
 from ..engine import run_kernel
 from ..ops.elementwise import relu_grad, sigmoid_grad, tanh_grad
 from ..ops.matrix import fused_matmul
@@ -76,15 +80,6 @@ def _sum_rows(dz):
     return run_kernel(K.SUM, {"x": dz}, attrs)
 
 
-GRADIENTS = [
-    (K.MATMUL, _matmul, ("a", "b"), (), {"a": ("b",), "b": ("a",)}),
-    (K.FUSED_MATMUL, _fused_matmul, ("a", "b"), (0,), {"a": ("b",), "b": ("a",)}),
-]
-OPTIONAL_INPUTS = {K.FUSED_MATMUL: ("bias",)}  # fused_matmul runs without a bias too
-
-BATCHING = {K.MATMUL: B.matmul, K.FUSED_MATMUL: B.fused_matmul}  # core/batching.py
-
-
 def _dense_parts(ins: dict, attrs: dict):
     """``act(a @ b + bias)`` as separate ops: what the lesson graph draws for a fused layer."""
     a = o.transpose(ins["a"]) if attrs.get("transpose_a") else ins["a"]
@@ -96,4 +91,14 @@ def _dense_parts(ins: dict, attrs: dict):
     return z if act == "linear" else getattr(o, act)(z)
 
 
-DECOMPOSITIONS = {K.FUSED_MATMUL: _dense_parts}  # the lesson graph draws these ops instead
+_READS = {"a": ("b",), "b": ("a",)}
+
+# one row per primitive: kernel name, numpy kernel, VJP, saved inputs, saved outputs, which
+# input's gradient reads each saved value, the inputs it may run without, batching, and the
+# ops the lesson graph draws in a fused layer's place
+DEFINITIONS = (
+    D(K.MATMUL, lambda i, a: np.matmul(i["a"], i["b"]), _matmul, ("a", "b"), (), _READS,
+      formula={"a": r"{dy}\, {b}^\top", "b": r"{a}^\top {dy}"}, batch=B.matmul),
+    D(K.FUSED_MATMUL, npk.fused_matmul, _fused_matmul, ("a", "b"), (0,), _READS,
+      optional=("bias",), batch=B.fused_matmul, decomposition=_dense_parts),
+)  # fmt: skip

@@ -10,6 +10,8 @@ from numpy.lib.stride_tricks import sliding_window_view
 from .. import batching as B
 from .. import kernel_names as K
 from .. import ops as o
+from ..backends.numpy import nn as npk
+from ..define import Definition as D
 from ..engine import run_kernel
 from ..ops.nn import softmax_cross_entropy_grad
 
@@ -145,24 +147,25 @@ def _rows(z) -> int:
     return max(z.size // z.shape[-1], 1) if z.shape[-1] else 1
 
 
-GRADIENTS = [
-    (K.SOFTMAX_CROSS_ENTROPY, _softmax_cross_entropy, ("logits", "labels"), ()),
-    (K.SOFTMAX_CROSS_ENTROPY_GRAD, _softmax_cross_entropy_grad, ("dy", "logits", "labels"), ()),
-    (K.CONV2D, _conv2d, ("x", "filter"), ()),
-    (K.CONV2D_BACKPROP_INPUT, _conv2d_backprop_input, ("dy", "filter"), ()),
-    (K.CONV2D_BACKPROP_FILTER, _conv2d_backprop_filter, ("x", "dy"), ()),
-    (K.MAX_POOL, _max_pool, ("x",), ()),
-    (K.MAX_POOL_GRAD, _max_pool_grad, ("x",), ()),
-    (K.AVG_POOL, _avg_pool, ("x",), ()),
-    (K.AVG_POOL_GRAD, _avg_pool_grad, (), ()),
-]
-
-BATCHING = dict.fromkeys([K.CONV2D, K.MAX_POOL, K.AVG_POOL], B.nhwc_images)  # core/batching.py
-
-
 def _softmax_ce_parts(ins: dict, attrs: dict):
     """mean(-Σ labels · log_softmax(logits)) as separate ops (the lesson graph's view)."""
     return o.mean(-o.sum(ins["labels"] * o.log_softmax(ins["logits"], axis=-1), axis=-1))
 
 
-DECOMPOSITIONS = {K.SOFTMAX_CROSS_ENTROPY: _softmax_ce_parts}  # drawn in the fused node's place
+_IMAGES = B.nhwc_images  # core/batching.py
+
+# one row per primitive: kernel name, numpy kernel, VJP, saved inputs, batching rule, and the
+# ops the lesson graph draws in the fused loss's place
+DEFINITIONS = (
+    D(K.SOFTMAX_CROSS_ENTROPY, npk.softmax_cross_entropy, _softmax_cross_entropy,
+      ("logits", "labels"), decomposition=_softmax_ce_parts),
+    D(K.SOFTMAX_CROSS_ENTROPY_GRAD, npk.softmax_cross_entropy_grad, _softmax_cross_entropy_grad,
+      ("dy", "logits", "labels")),
+    D(K.CONV2D, npk.conv2d, _conv2d, ("x", "filter"), batch=_IMAGES),
+    D(K.CONV2D_BACKPROP_INPUT, npk.conv2d_backprop_input, _conv2d_backprop_input, ("dy", "filter")),
+    D(K.CONV2D_BACKPROP_FILTER, npk.conv2d_backprop_filter, _conv2d_backprop_filter, ("x", "dy")),
+    D(K.MAX_POOL, npk.max_pool, _max_pool, ("x",), batch=_IMAGES),
+    D(K.MAX_POOL_GRAD, npk.max_pool_grad, _max_pool_grad, ("x",)),
+    D(K.AVG_POOL, npk.avg_pool, _avg_pool, ("x",), batch=_IMAGES),
+    D(K.AVG_POOL_GRAD, npk.avg_pool_grad, _avg_pool_grad),
+)  # fmt: skip

@@ -1,4 +1,4 @@
-"""Gradients of reductions and softmax, written with ops."""
+"""The reductions and softmax: one ``Definition`` row each; VJPs written with ops."""
 
 from __future__ import annotations
 
@@ -7,6 +7,10 @@ import numpy as np
 from .. import batching as B
 from .. import kernel_names as K
 from .. import ops as o
+from ..backends.numpy import reduce as npk
+from ..backends.numpy.reduce import reduce_
+from ..define import Definition as D
+from ..define import family
 from ..tensor import Tensor
 
 
@@ -99,17 +103,16 @@ def _log_softmax(dy, saved, attrs):
     return {"x": lambda: dy - o.exp(y) * o.sum(dy, attrs["axis"], keepdims=True)}
 
 
-GRADIENTS = [
-    (K.SUM, _sum, (), ()),
-    (K.MAX, _extreme, ("x",), (0,)),
-    (K.MIN, _extreme, ("x",), (0,)),
-    (K.PROD, _prod, ("x",), ()),
-    (K.SOFTMAX, _softmax, (), (0,)),
-    (K.LOG_SOFTMAX, _log_softmax, (), (0,)),
-]
+_SUM = {"x": r"{dy} \text{ copied to every summed entry}"}
 
-BATCHING = {  # how the batched replay runs each (core/batching.py)
-    **dict.fromkeys([K.SUM, K.MAX, K.MIN, K.PROD], B.reduce_axes),
-    K.SOFTMAX: B.shift_axis,
-    K.LOG_SOFTMAX: B.shift_axis,
-}
+# one row per primitive: kernel name, numpy kernel (the ufuncs' reduce: what np.sum / np.max
+# call, without their Python wrappers), VJP, saved inputs, saved outputs, formula, batching
+DEFINITIONS = family(
+    D(K.SUM, reduce_(np.add.reduce), _sum, formula=_SUM),
+    D(K.MAX, reduce_(np.maximum.reduce), _extreme, ("x",), (0,)),
+    D(K.MIN, reduce_(np.minimum.reduce), _extreme, ("x",), (0,)),
+    D(K.PROD, reduce_(np.multiply.reduce), _prod, ("x",)),
+    D(K.SOFTMAX, npk.softmax, _softmax, (), (0,), batch=B.shift_axis),
+    D(K.LOG_SOFTMAX, npk.log_softmax, _log_softmax, (), (0,), batch=B.shift_axis),
+    batch=B.reduce_axes,
+)

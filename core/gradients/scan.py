@@ -1,4 +1,4 @@
-"""Gradients of the scans, written with ops.
+"""The scans (cumsum, cumprod): one ``Definition`` row each; VJPs written with ops.
 
 cumsum: dx = reversed cumsum of dy along the axis.
 cumprod: dx_i = sum_{j >= i} dy_j prod_{k <= j, k != i} x_k. Without zeros on the axis that is
@@ -12,6 +12,7 @@ import numpy as np
 
 from .. import kernel_names as K
 from .. import ops as o
+from ..define import Definition as D
 from ..tensor import Tensor
 
 
@@ -54,7 +55,8 @@ def _cumprod_exact(x, dy):
     return before * r
 
 
-GRADIENTS = [
-    (K.CUMSUM, _cumsum, (), ()),
-    (K.CUMPROD, _cumprod, ("x",), (0,)),
-]
+# one row per primitive: kernel name, numpy kernel, VJP, saved inputs, saved outputs
+DEFINITIONS = (
+    D(K.CUMSUM, lambda i, a: np.cumsum(i["x"], axis=a["axis"]), _cumsum),
+    D(K.CUMPROD, lambda i, a: np.cumprod(i["x"], axis=a["axis"]), _cumprod, ("x",), (0,)),
+)

@@ -1,4 +1,5 @@
-"""Gradients of shape and indexing kernels: each moves dy back to where the values came from."""
+"""The shape and indexing primitives, one ``Definition`` row each; each VJP moves dy back to
+where the values came from."""
 
 from __future__ import annotations
 
@@ -7,6 +8,8 @@ import numpy as np
 from .. import batching as B
 from .. import kernel_names as K
 from .. import ops as o
+from ..backends.numpy import shape as npk
+from ..define import Definition as D
 
 
 def _reshape(dy, saved, attrs):
@@ -63,25 +66,18 @@ def _broadcast_to(dy, saved, attrs):
     return {"x": lambda: o.sum_to(dy, attrs["input_shape"])}
 
 
-GRADIENTS = [
-    (K.RESHAPE, _reshape, (), ()),
-    (K.TRANSPOSE, _transpose, (), ()),
-    (K.CONCAT, _concat, (), ()),
-    (K.SPLIT, _split, (), ()),
-    (K.SLICE, _slice, (), ()),
-    (K.SLICE_GRAD, _slice_grad, (), ()),
-    (K.PAD, _pad, (), ()),
-    (K.TILE, _tile, (), ()),
-    (K.BROADCAST_TO, _broadcast_to, (), ()),
-]
-
-BATCHING = {  # how the batched replay runs each (core/batching.py)
-    K.RESHAPE: B.reshape,
-    K.TRANSPOSE: B.transpose,
-    K.BROADCAST_TO: B.broadcast_to,
-    K.CONCAT: B.concat,
-    K.SPLIT: B.split,
-    K.SLICE: B.slice_,
-    K.PAD: B.pad,
-    K.TILE: B.tile,
-}
+# one row per primitive: kernel name, numpy kernel, VJP (none saves anything), batching rule
+DEFINITIONS = (
+    D(K.RESHAPE, lambda i, a: np.reshape(i["x"], a["shape"]), _reshape, batch=B.reshape),
+    D(K.TRANSPOSE, lambda i, a: np.transpose(i["x"], a["perm"]), _transpose, batch=B.transpose),
+    D(K.CONCAT, npk.concat, _concat, batch=B.concat),
+    D(K.SPLIT, npk.split, _split, batch=B.split),
+    D(K.SLICE, lambda i, a: np.asarray(i["x"][a["key"]]), _slice, batch=B.slice_),
+    D(K.SLICE_GRAD, npk.slice_grad, _slice_grad),
+    D(K.PAD, lambda i, a: np.pad(i["x"], a["paddings"], constant_values=a.get("constant", 0)),
+      _pad, batch=B.pad),
+    D(K.TILE, lambda i, a: np.tile(i["x"], a["reps"]), _tile, batch=B.tile),
+    D(K.BROADCAST_TO, lambda i, a: np.broadcast_to(i["x"], a["shape"]).copy(), _broadcast_to,
+      batch=B.broadcast_to),
+    D(K.ONE_HOT, npk.one_hot, None),
+)  # fmt: skip

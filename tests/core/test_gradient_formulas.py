@@ -1,4 +1,5 @@
-"""The LaTeX formulas registered with the built-in gradients (core/gradients/formulas.py)."""
+"""The LaTeX formulas of the built-in primitives (the ``formula`` of their definitions,
+core/gradients/<family>.py), as registered with their gradients."""
 
 from __future__ import annotations
 
@@ -7,7 +8,9 @@ import warnings
 import numpy as np
 
 import tapeviz.core as core
-from tapeviz.core.gradients.formulas import FORMULAS, fill
+from tapeviz.core.gradients import DEFINITIONS, fill
+
+FORMULAS = {d.name: dict(d.formula) for d in DEFINITIONS if d.formula}
 
 _X = core.tensor(np.array([0.5, 0.7]))
 _OPS = {  # kernel -> a call that records it, to read the kernel's input names

@@ -22,8 +22,8 @@ Example:
 
 from __future__ import annotations
 
+from ... import kernel_names as K
 from ...registry import Backend, get_kernel, kernels_for_backend, register_backend, register_kernel
-from ..numpy import FAMILIES as NUMPY_FAMILIES
 from . import _impl_elementwise, _impl_nn, _impl_reduce, elementwise, nn, reduce
 from ._runtime import CompileReport, report, settings
 
@@ -84,10 +84,9 @@ def _sync_delegations() -> None:
     built-in ones: a kernel a user registered for numpy alone (``register_kernel``,
     ``define_op``) stays missing here whenever numba is loaded, before or after it."""
     mine = {c.kernel_name for c in kernels_for_backend(NAME)}
-    builtin = {k for family in NUMPY_FAMILIES for k in family.KERNELS}
     for config in kernels_for_backend("numpy"):
         name = config.kernel_name
-        if name not in builtin or (name in mine and name not in _DELEGATIONS):
+        if name not in K.ALL or (name in mine and name not in _DELEGATIONS):
             continue
         register_kernel(name, NAME, config.fn, delegates_to="numpy")
         _DELEGATIONS[name] = _reason(name, config.fn)

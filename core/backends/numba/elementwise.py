@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from ... import kernel_names as K
-from ..numpy import elementwise as _np
+from ...registry import get_kernel
 from . import _impl_elementwise as impl
 from ._runtime import apply_threads, settings
 
@@ -32,7 +32,7 @@ def _eligible(*arrays) -> bool:
 
 def _unary(kernel: str, op: str, params=lambda a: (0.0, 0.0)):
     code = impl.UNARY_OPS.index(op)
-    fallback = _np.KERNELS[kernel]
+    fallback = get_kernel(kernel, "numpy").fn  # numpy's, where numba does not pay
 
     def fn(inputs, attrs):
         x = inputs["x"]
@@ -90,7 +90,7 @@ def collapse(full, *shapes):
 def _binary(kernel: str, op: str, compare: bool = False):
     table = impl.COMPARE_OPS if compare else impl.BINARY_OPS
     code = table.index(op)
-    fallback = _np.KERNELS[kernel]
+    fallback = get_kernel(kernel, "numpy").fn  # numpy's, where numba does not pay
     flat = impl.compare_flat if compare else impl.binary_flat
     strided = impl.compare_strided if compare else impl.binary_strided
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from ... import kernel_names as K
-from ..numpy import nn as _np
+from ..numpy import nn as np_nn
 from . import _impl_nn as impl
 from ._runtime import apply_threads, settings
 
@@ -43,7 +43,7 @@ def _cols(x, geom):
 def _conv2d(inputs, attrs):
     x, w = inputs["x"], inputs["filter"]
     if not _eligible(x, w) or x.dtype != w.dtype:
-        return _np.KERNELS[K.CONV2D](inputs, attrs)
+        return np_nn.conv2d(inputs, attrs)
     geom = _geom(x.shape[1:3], w.shape[:2], attrs)
     y = _cols(x, geom) @ w.reshape(-1, w.shape[3])
     return y.reshape(x.shape[0], geom[6], geom[7], w.shape[3])
@@ -52,7 +52,7 @@ def _conv2d(inputs, attrs):
 def _conv2d_backprop_filter(inputs, attrs):
     x, dy = inputs["x"], inputs["dy"]
     if not _eligible(x, dy) or x.dtype != dy.dtype:
-        return _np.KERNELS[K.CONV2D_BACKPROP_FILTER](inputs, attrs)
+        return np_nn.conv2d_backprop_filter(inputs, attrs)
     kh, kw, c, o = attrs["filter_shape"]
     geom = _geom(x.shape[1:3], (kh, kw), attrs)
     dw = _cols(x, geom).T @ dy.reshape(-1, o)
@@ -62,7 +62,7 @@ def _conv2d_backprop_filter(inputs, attrs):
 def _conv2d_backprop_input(inputs, attrs):
     dy, w = inputs["dy"], inputs["filter"]
     if not _eligible(dy, w) or dy.dtype != w.dtype:
-        return _np.KERNELS[K.CONV2D_BACKPROP_INPUT](inputs, attrs)
+        return np_nn.conv2d_backprop_input(inputs, attrs)
     n, h, wd, c = attrs["input_shape"]
     geom = _geom((h, wd), w.shape[:2], attrs)
     dcols = np.ascontiguousarray(dy.reshape(-1, w.shape[3]) @ w.reshape(-1, w.shape[3]).T)
@@ -70,10 +70,12 @@ def _conv2d_backprop_input(inputs, attrs):
 
 
 def _pool(kernel, is_max):
+    fallback = np_nn.max_pool if is_max else np_nn.avg_pool
+
     def fn(inputs, attrs):
         x = inputs["x"]
         if not _eligible(x):
-            return _np.KERNELS[kernel](inputs, attrs)
+            return fallback(inputs, attrs)
         geom = _geom(x.shape[1:3], attrs["ksize"], attrs)
         out = np.empty((x.shape[0], geom[6], geom[7], x.shape[3]), x.dtype)
         return impl.pool(np.ascontiguousarray(x), geom, out, is_max)
@@ -85,7 +87,7 @@ def _pool(kernel, is_max):
 def _max_pool_grad(inputs, attrs):
     x, dy = inputs["x"], inputs["dy"]
     if not _eligible(x, dy) or x.dtype != dy.dtype:
-        return _np.KERNELS[K.MAX_POOL_GRAD](inputs, attrs)
+        return np_nn.max_pool_grad(inputs, attrs)
     geom = _geom(x.shape[1:3], attrs["ksize"], attrs)
     dx = np.zeros(x.shape, dy.dtype)
     return impl.max_pool_grad(np.ascontiguousarray(x), np.ascontiguousarray(dy), geom, dx)
@@ -94,7 +96,7 @@ def _max_pool_grad(inputs, attrs):
 def _avg_pool_grad(inputs, attrs):
     dy = inputs["dy"]
     if not _eligible(dy):
-        return _np.KERNELS[K.AVG_POOL_GRAD](inputs, attrs)
+        return np_nn.avg_pool_grad(inputs, attrs)
     n, h, w, c = attrs["input_shape"]
     geom = _geom((h, w), attrs["ksize"], attrs)
     return impl.avg_pool_grad(np.ascontiguousarray(dy), geom, np.zeros((n, h, w, c), dy.dtype))

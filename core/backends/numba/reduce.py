@@ -16,7 +16,7 @@ import math
 import numpy as np
 
 from ... import kernel_names as K
-from ..numpy import reduce as _np
+from ...registry import get_kernel
 from . import _impl_reduce as impl
 from ._runtime import apply_threads, settings
 
@@ -40,7 +40,7 @@ def _three(x, axes):
 
 def _reduce(kernel: str, op: str):
     code = impl.OPS.index(op)
-    fallback = _np.KERNELS[kernel]
+    fallback = get_kernel(kernel, "numpy").fn  # numpy's, where numba does not pay
 
     def fn(inputs, attrs):
         x = inputs["x"]
@@ -74,7 +74,7 @@ def _out_shape(shape, attrs):
 
 
 def _softmax_like(kernel: str, log: bool):
-    fallback = _np.KERNELS[kernel]
+    fallback = get_kernel(kernel, "numpy").fn  # numpy's, where numba does not pay
 
     def fn(inputs, attrs):
         x = inputs["x"]

@@ -1,17 +1,17 @@
-"""The numpy backend: the reference, with a kernel for every primitive."""
+"""The numpy backend: the reference, with a kernel for every built-in primitive.
+
+Its kernels are named in the primitives' definition tables (``core/gradients/<family>.py``),
+one row per primitive with its VJP; the modules here hold the kernels that are more than
+one numpy call.
+"""
 
 from __future__ import annotations
 
-from ...registry import Backend, register_backend, register_kernel
-from . import contract, decomp, elementwise, elementwise_math, linalg, nn, reduce, scan, shape
+from ...registry import Backend, register_backend
 
 NAME = "numpy"
-FAMILIES = (elementwise, elementwise_math, reduce, scan, linalg, contract, decomp, shape, nn)
 
 
 def register() -> None:
-    """Register the backend and every kernel of every family (one explicit list)."""
+    """Register the backend (``core.gradients.register`` registers its kernels)."""
     register_backend(NAME, lambda: Backend(NAME, priority=1), priority=1)
-    for family in FAMILIES:
-        for kernel_name, fn in family.KERNELS.items():
-            register_kernel(kernel_name, NAME, fn)

@@ -1,12 +1,12 @@
-"""numpy kernels: elementwise unary and binary ops (numpy broadcasting)."""
+"""numpy kernels of the elementwise families: the ones that are more than one numpy call, and
+the makers of the ones that are (``unary``, ``same``, ``binary``). The tables that name each
+kernel with its VJP are ``core/gradients/elementwise*.py`` and ``fused.py``."""
 
 from __future__ import annotations
 
 import math
 
 import numpy as np
-
-from ... import kernel_names as K
 
 _SPECIAL: list = []  # [(erf, expit)] once loaded: scipy.special is imported on first use
 
@@ -52,7 +52,7 @@ def sigmoid(x):
     return np.where(x >= 0, 1 / (1 + e), e / (1 + e)).astype(x.dtype, copy=False)
 
 
-def _softplus(x):
+def _softplus_of(x):
     return (np.maximum(x, 0) + np.log1p(np.exp(-np.abs(x)))).astype(x.dtype, copy=False)
 
 
@@ -60,62 +60,51 @@ def _elu(x, alpha):
     return np.where(x > 0, x, alpha * np.expm1(np.minimum(x, 0))).astype(x.dtype, copy=False)
 
 
-def _gelu(x):
+def _gelu_of(x):
     return (0.5 * x * (1 + _erf(x / math.sqrt(2)))).astype(x.dtype, copy=False)
 
 
-def _same(fn):
+def unary(fn):
+    """The kernel running numpy function ``fn`` on input ``x``."""
+    return lambda i, a: fn(i["x"])
+
+
+def same(fn):
     """A unary kernel keeping the input dtype (numpy promotes float32 scalars otherwise)."""
     return lambda i, a: np.asarray(fn(i["x"])).astype(i["x"].dtype, copy=False)
 
 
-UNARY = {
-    K.NEG: lambda i, a: np.negative(i["x"]),
-    K.ABS: lambda i, a: np.abs(i["x"]),
-    K.SIGN: lambda i, a: np.sign(i["x"]),
-    K.EXP: lambda i, a: np.exp(i["x"]),
-    K.LOG: lambda i, a: np.log(i["x"]),
-    K.LOG1P: lambda i, a: np.log1p(i["x"]),
-    K.SQRT: lambda i, a: np.sqrt(i["x"]),
-    K.RSQRT: _same(lambda x: 1 / np.sqrt(x)),
-    K.SQUARE: lambda i, a: np.square(i["x"]),
-    K.RECIPROCAL: _same(lambda x: 1 / x),
-    K.SIN: lambda i, a: np.sin(i["x"]),
-    K.COS: lambda i, a: np.cos(i["x"]),
-    K.TAN: lambda i, a: np.tan(i["x"]),
-    K.TANH: lambda i, a: np.tanh(i["x"]),
-    K.SIGMOID: lambda i, a: sigmoid(i["x"]),
-    K.RELU: lambda i, a: np.maximum(i["x"], 0).astype(i["x"].dtype, copy=False),
-    K.ELU: lambda i, a: _elu(i["x"], a.get("alpha", 1.0)),
-    K.SELU: lambda i, a: (_SELU_SCALE * _elu(i["x"], _SELU_ALPHA)).astype(i["x"].dtype),
-    K.SOFTPLUS: lambda i, a: _softplus(i["x"]),
-    K.GELU: lambda i, a: _gelu(i["x"]),
-    K.ERF: lambda i, a: np.asarray(_erf(i["x"])).astype(i["x"].dtype, copy=False),
-    K.CLIP: lambda i, a: np.clip(i["x"], a["min"], a["max"]).astype(i["x"].dtype, copy=False),
-    K.CAST: lambda i, a: i["x"].astype(a["dtype"]),
-    K.IDENTITY: lambda i, a: i["x"],
-    K.STOP_GRADIENT: lambda i, a: i["x"],
-}
-UNARY[K.LEAKY_RELU] = lambda i, a: np.where(
-    i["x"] > 0, i["x"], i["x"] * np.asarray(a["alpha"], i["x"].dtype)
-)  # fmt: skip
+def binary(fn):
+    """The kernel running numpy function ``fn`` on inputs ``a`` and ``b`` (broadcasting)."""
+    return lambda i, a: fn(i["a"], i["b"])
 
-BINARY = {
-    K.ADD: lambda i, a: np.add(i["a"], i["b"]),
-    K.SUB: lambda i, a: np.subtract(i["a"], i["b"]),
-    K.MUL: lambda i, a: np.multiply(i["a"], i["b"]),
-    K.DIV: lambda i, a: np.true_divide(i["a"], i["b"]),
-    K.POW: lambda i, a: np.power(i["a"], i["b"]),
-    K.MAXIMUM: lambda i, a: np.maximum(i["a"], i["b"]),
-    K.MINIMUM: lambda i, a: np.minimum(i["a"], i["b"]),
-    K.GREATER: lambda i, a: np.greater(i["a"], i["b"]),
-    K.GREATER_EQUAL: lambda i, a: np.greater_equal(i["a"], i["b"]),
-    K.LESS: lambda i, a: np.less(i["a"], i["b"]),
-    K.LESS_EQUAL: lambda i, a: np.less_equal(i["a"], i["b"]),
-    K.EQUAL: lambda i, a: np.equal(i["a"], i["b"]),
-    K.NOT_EQUAL: lambda i, a: np.not_equal(i["a"], i["b"]),
-    K.SELECT: lambda i, a: np.where(i["condition"], i["a"], i["b"]),
-}
+
+def relu(i, a):
+    return np.maximum(i["x"], 0).astype(i["x"].dtype, copy=False)
+
+
+def leaky_relu(i, a):
+    return np.where(i["x"] > 0, i["x"], i["x"] * np.asarray(a["alpha"], i["x"].dtype))
+
+
+def elu(i, a):
+    return _elu(i["x"], a.get("alpha", 1.0))
+
+
+def selu(i, a):
+    return (_SELU_SCALE * _elu(i["x"], _SELU_ALPHA)).astype(i["x"].dtype)
+
+
+def clip(i, a):
+    return np.clip(i["x"], a["min"], a["max"]).astype(i["x"].dtype, copy=False)
+
+
+def cast(i, a):
+    return i["x"].astype(a["dtype"])
+
+
+def select(i, a):
+    return np.where(i["condition"], i["a"], i["b"])
 
 
 # --- fused gradient kernels: one pass of temporaries, in place in the array they allocate.
@@ -146,7 +135,7 @@ def _into(t, dy):
     return t if t.shape == dy.shape and t.dtype == dy.dtype else None
 
 
-def _tanh_grad(i, a):  # dy (1 - y^2)
+def tanh_grad(i, a):  # dy (1 - y^2)
     dy, y = i["dy"], i["y"]
     if y.size < _SMALL:
         return dy * (_c(1, y.dtype) - y * y)
@@ -155,7 +144,7 @@ def _tanh_grad(i, a):  # dy (1 - y^2)
     return np.multiply(dy, t, out=_into(t, dy))
 
 
-def _sigmoid_grad(i, a):  # dy (y (1 - y))
+def sigmoid_grad(i, a):  # dy (y (1 - y))
     dy, y = i["dy"], i["y"]
     if y.size < _SMALL:
         return dy * (y * (_c(1, y.dtype) - y))
@@ -164,13 +153,13 @@ def _sigmoid_grad(i, a):  # dy (y (1 - y))
     return np.multiply(dy, t, out=_into(t, dy))
 
 
-def _sqrt_grad(i, a):  # dy / (2 y)
+def sqrt_grad(i, a):  # dy / (2 y)
     dy, y = i["dy"], i["y"]
     t = _own(np.multiply(y, _c(2, y.dtype)))
     return np.divide(dy, t, out=_into(t, dy))
 
 
-def _rsqrt_grad(i, a):  # dy (y^3) (-1/2)
+def rsqrt_grad(i, a):  # dy (y^3) (-1/2)
     dy, y = i["dy"], i["y"]
     t = _own(np.multiply(y, y))
     np.multiply(t, y, out=t)
@@ -178,26 +167,33 @@ def _rsqrt_grad(i, a):  # dy (y^3) (-1/2)
     return np.multiply(t, _c(-0.5, t.dtype), out=t)
 
 
-def _sin_grad(i, a):  # dy cos x
+def sin_grad(i, a):  # dy cos x
     dy, c = i["dy"], _own(np.cos(i["x"]))
     return np.multiply(dy, c, out=_into(c, dy))
 
 
-def _cos_grad(i, a):  # -(dy sin x)
+def cos_grad(i, a):  # -(dy sin x)
     dy, s = i["dy"], _own(np.sin(i["x"]))
     s = _own(np.multiply(dy, s, out=_into(s, dy)))
     return np.negative(s, out=s)
 
 
-FUSED = {
-    K.TANH_GRAD: _tanh_grad,
-    K.SIGMOID_GRAD: _sigmoid_grad,
+def relu_grad(i, a):
     # not (x <= 0): a NaN x passes dy (PyTorch), so backward shows the NaN's producer
-    K.RELU_GRAD: lambda i, a: np.multiply(i["dy"], np.logical_not(np.less_equal(i["x"], 0))),
-    K.SQRT_GRAD: _sqrt_grad,
-    K.RSQRT_GRAD: _rsqrt_grad,
-    K.SIN_GRAD: _sin_grad,
-    K.COS_GRAD: _cos_grad,
-}
+    return np.multiply(i["dy"], np.logical_not(np.less_equal(i["x"], 0)))
 
-KERNELS = {**UNARY, **BINARY, **FUSED}
+
+def softplus(i, a):
+    return _softplus_of(i["x"])
+
+
+def gelu(i, a):
+    return _gelu_of(i["x"])
+
+
+def erf(i, a):
+    return np.asarray(_erf(i["x"])).astype(i["x"].dtype, copy=False)
+
+
+def sigmoid_kernel(i, a):
+    return sigmoid(i["x"])

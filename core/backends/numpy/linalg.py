@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from ... import kernel_names as K
 from .elementwise import sigmoid
 
 
@@ -27,7 +26,7 @@ def _sigmoid_into(y):
 _ACTIVATE = {"linear": None, "relu": _relu_into, "tanh": _tanh_into, "sigmoid": _sigmoid_into}
 
 
-def _fused_matmul(i, a):
+def fused_matmul(i, a):
     x, w = i["a"], i["b"]
     y = np.matmul(x.T if a["transpose_a"] else x, w.T if a["transpose_b"] else w)
     bias = i.get("bias")
@@ -35,9 +34,3 @@ def _fused_matmul(i, a):
         np.add(y, bias, out=y)
     act = _ACTIVATE[a["activation"]]
     return y if act is None else act(y)
-
-
-KERNELS = {
-    K.MATMUL: lambda i, a: np.matmul(i["a"], i["b"]),
-    K.FUSED_MATMUL: _fused_matmul,
-}

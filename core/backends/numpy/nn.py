@@ -9,8 +9,6 @@ from __future__ import annotations
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
-from ... import kernel_names as K
-
 
 def _pad(x, pads, value=0.0):
     (t, b), (lft, r) = pads
@@ -25,14 +23,14 @@ def _windows(xp, kh, kw, strides):
     return v[:, :: strides[0], :: strides[1]]
 
 
-def _conv2d(i, a):
+def conv2d(i, a):
     x, w = i["x"], i["filter"]
     kh, kw = w.shape[:2]
     cols = _windows(_pad(x, a["pads"]), kh, kw, a["strides"])
     return np.einsum("nijcpq,pqco->nijo", cols, w, optimize=True).astype(x.dtype, copy=False)
 
 
-def _conv2d_backprop_input(i, a):
+def conv2d_backprop_input(i, a):
     dy, w = i["dy"], i["filter"]
     n, h, wd, c = a["input_shape"]
     (t, b), (lft, r) = a["pads"]
@@ -48,21 +46,21 @@ def _conv2d_backprop_input(i, a):
     return dxp[:, t : t + h, lft : lft + wd, :]
 
 
-def _conv2d_backprop_filter(i, a):
+def conv2d_backprop_filter(i, a):
     x, dy = i["x"], i["dy"]
     kh, kw = a["filter_shape"][:2]
     cols = _windows(_pad(x, a["pads"]), kh, kw, a["strides"])
     return np.einsum("nijcpq,nijo->pqco", cols, dy, optimize=True).astype(x.dtype, copy=False)
 
 
-def _max_pool(i, a):
+def max_pool(i, a):
     x = i["x"]
     kh, kw = a["ksize"]
     cols = _windows(_pad(x, a["pads"], -np.inf), kh, kw, a["strides"])
     return cols.max(axis=(4, 5)).astype(x.dtype, copy=False)
 
 
-def _max_pool_grad(i, a):
+def max_pool_grad(i, a):
     """Route each dy to the first maximum of its window."""
     x, dy = i["x"], i["dy"]
     kh, kw = a["ksize"]
@@ -90,7 +88,7 @@ def _avg_counts(shape, a, dtype):
     return _windows(ones, kh, kw, a["strides"]).sum(axis=(4, 5))
 
 
-def _avg_pool(i, a):
+def avg_pool(i, a):
     """Average over the window's real (unpadded) elements, as TensorFlow does."""
     x = i["x"]
     kh, kw = a["ksize"]
@@ -98,7 +96,7 @@ def _avg_pool(i, a):
     return (cols.sum(axis=(4, 5)) / _avg_counts(x.shape, a, x.dtype)).astype(x.dtype, copy=False)
 
 
-def _avg_pool_grad(i, a):
+def avg_pool_grad(i, a):
     dy = i["dy"]
     n, h, w, c = a["input_shape"]
     kh, kw = a["ksize"]
@@ -118,7 +116,7 @@ def _rows(x) -> int:
     return x.size // x.shape[-1] if x.shape[-1] else 0
 
 
-def _softmax_cross_entropy(i, a):
+def softmax_cross_entropy(i, a):
     """mean over rows of -sum(labels * (z - logsumexp(z))), the max subtracted first."""
     z, t = i["logits"], i["labels"]
     z = z - np.max(z, axis=-1, keepdims=True)
@@ -128,7 +126,7 @@ def _softmax_cross_entropy(i, a):
     return np.asarray(-np.sum(z) / max(_rows(z), 1), z.dtype)
 
 
-def _softmax_cross_entropy_grad(i, a):
+def softmax_cross_entropy_grad(i, a):
     """(softmax(z) * sum(labels, -1) - labels) * dy / n, in one array. The row sum is 1 for
     one-hot or probability labels; other labels (issue 12) need it."""
     dy, z, t = i["dy"], i["logits"], i["labels"]
@@ -138,16 +136,3 @@ def _softmax_cross_entropy_grad(i, a):
     p -= t
     p *= (dy / max(_rows(z), 1)).astype(z.dtype)
     return p
-
-
-KERNELS = {
-    K.SOFTMAX_CROSS_ENTROPY: _softmax_cross_entropy,
-    K.SOFTMAX_CROSS_ENTROPY_GRAD: _softmax_cross_entropy_grad,
-    K.CONV2D: _conv2d,
-    K.CONV2D_BACKPROP_INPUT: _conv2d_backprop_input,
-    K.CONV2D_BACKPROP_FILTER: _conv2d_backprop_filter,
-    K.MAX_POOL: _max_pool,
-    K.MAX_POOL_GRAD: _max_pool_grad,
-    K.AVG_POOL: _avg_pool,
-    K.AVG_POOL_GRAD: _avg_pool_grad,
-}

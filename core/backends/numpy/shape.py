@@ -4,19 +4,17 @@ from __future__ import annotations
 
 import numpy as np
 
-from ... import kernel_names as K
 
-
-def _concat(i, a):
+def concat(i, a):
     return np.concatenate([i[f"x{k}"] for k in range(len(i))], axis=a["axis"])
 
 
-def _split(i, a):
+def split(i, a):
     bounds = np.cumsum(a["sizes"])[:-1]
     return tuple(np.split(i["x"], bounds, axis=a["axis"]))
 
 
-def _slice_grad(i, a):
+def slice_grad(i, a):
     """Scatter ``dy`` into zeros of the input's shape (adding where indices repeat)."""
     dy = i["dy"]
     out = np.zeros(a["shape"], dy.dtype)
@@ -27,7 +25,7 @@ def _slice_grad(i, a):
     return out
 
 
-def _one_hot(i, a):
+def one_hot(i, a):
     idx = i["indices"]
     depth = a["depth"]
     if idx.size and (idx.min() < 0 or idx.max() >= depth):
@@ -37,17 +35,3 @@ def _one_hot(i, a):
     out = np.zeros(idx.shape + (depth,), a.get("dtype", np.float32))
     np.put_along_axis(out, idx[..., None].astype(np.intp), 1, axis=-1)
     return out
-
-
-KERNELS = {
-    K.RESHAPE: lambda i, a: np.reshape(i["x"], a["shape"]),
-    K.TRANSPOSE: lambda i, a: np.transpose(i["x"], a["perm"]),
-    K.CONCAT: _concat,
-    K.SPLIT: _split,
-    K.SLICE: lambda i, a: np.asarray(i["x"][a["key"]]),
-    K.SLICE_GRAD: _slice_grad,
-    K.PAD: lambda i, a: np.pad(i["x"], a["paddings"], constant_values=a.get("constant", 0)),
-    K.TILE: lambda i, a: np.tile(i["x"], a["reps"]),
-    K.BROADCAST_TO: lambda i, a: np.broadcast_to(i["x"], a["shape"]).copy(),
-    K.ONE_HOT: _one_hot,
-}
