@@ -57,8 +57,12 @@ class BackwardPass:
 
     def record_node(self, prim, backend, inputs, outputs, attrs, grad, source, saved=None):
         tape, keep = self.tape, self.keep
-        if keep is not None:  # large backward values: shape-only records
-            inputs = _light(inputs, keep)
+        if keep is not None:  # large backward values: shape-only records (inline: hot path)
+            for t in inputs.values():
+                d = t._data
+                if d is not None and d.nbytes > keep:
+                    inputs = {k: stand_in(v, keep) for k, v in inputs.items()}
+                    break
             for t in outputs:
                 d = t._data
                 if d is not None and d.nbytes > keep:
@@ -67,14 +71,6 @@ class BackwardPass:
         node = tape.new_node(prim, backend, inputs, outputs, attrs, [], grad, source, self.grad_of)
         tape.backward_nodes.append(node)
         return node
-
-
-def _light(inputs: dict, limit: int) -> dict:
-    for t in inputs.values():
-        d = t._data
-        if d is not None and d.nbytes > limit:
-            return {k: stand_in(v, limit) for k, v in inputs.items()}
-    return inputs
 
 
 def reverse(tape, target, sources, output_gradients, unconnected_gradients):

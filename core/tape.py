@@ -213,29 +213,26 @@ class Tape:
 
 
 def _saved_by_config(grad: GradConfig, inputs, outputs) -> list[SavedValue]:
+    """What ``grad``'s save plan keeps of one run (one call per forward op: the hot path)."""
     try:
-        return _saved_values(grad, inputs, outputs)
+        if grad.save_all_inputs:
+            saved = [SavedValue("input", k, own(t)) for k, t in inputs.items()]
+            saved += [SavedValue("output", i, own(outputs[i])) for i in grad.outputs_to_save]
+            return saved
+        saved = []
+        for is_input, key, readers in grad.save_plan:
+            role, t = ("input", inputs[key]) if is_input else ("output", outputs[key])
+            if readers is not None:
+                for r in readers:
+                    if type(inputs[r]) is not Constant:
+                        break
+                else:  # only constants' gradients read it
+                    saved.append(SavedValue._unneeded(role, key, t))
+                    continue
+            saved.append(SavedValue(role, key, own(t) if type(t) is Foreign else t))
+        return saved
     except (KeyError, IndexError) as e:  # the config names an input or output not there
         raise saved_key_error(grad.kernel_name, inputs, outputs, e) from None
-
-
-def _saved_values(grad: GradConfig, inputs, outputs) -> list[SavedValue]:
-    if grad.save_all_inputs:
-        saved = [SavedValue("input", k, own(t)) for k, t in inputs.items()]
-        saved += [SavedValue("output", i, own(outputs[i])) for i in grad.outputs_to_save]
-        return saved
-    saved = []
-    for is_input, key, readers in grad.save_plan:
-        role, t = ("input", inputs[key]) if is_input else ("output", outputs[key])
-        if readers is not None:
-            for r in readers:
-                if type(inputs[r]) is not Constant:
-                    break
-            else:  # only constants' gradients read it
-                saved.append(SavedValue._unneeded(role, key, t))
-                continue
-        saved.append(SavedValue(role, key, own(t) if type(t) is Foreign else t))
-    return saved
 
 
 def live_tapes() -> list[Tape]:
