@@ -1,8 +1,11 @@
-"""``define_op``: a new op from one definition.
+"""A primitive from one definition: ``Definition`` and ``install`` (every built-in primitive
+is a row of its family's table in ``core/gradients``) and ``define_op`` (a new op).
 
 Everything a primitive is, in one call: its kernel per backend, its VJP and what the VJP
-reads, the formula the stepper shows, its batching rule, the ops it stands for (drawn in
-its place by the lesson graph) and whether its gradient differentiates again. The op it
+reads, the formula the stepper shows, its batching rule and the ops it stands for (drawn in
+its place by the lesson graph). The VJP is written with ops, so it differentiates again
+(Hessians); a gradient that cannot be (numpy or compiled code) is a custom style's
+(``CompiledLayer``, ``DifferentiableFunction``), which say so. The op ``define_op``
 returns converts its arguments and calls ``engine.bind``; reverse mode, forward mode
 (``jvp``, via the VJP), Hessians, the audit, ``check_grads``, the graph and the stepper then
 work on it with nothing else to register.

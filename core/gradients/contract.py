@@ -21,6 +21,7 @@ from ..tensor import Tensor
 
 
 def _einsum(dy, saved, attrs):
+    """einsum: d x_k = einsum of dy with the other operands, to x_k's subscripts"""
     ins, out = attrs["subscripts"].split("->")
     subs = ins.split(",")
     return {f"x{k}": _operand_grad(dy, saved, subs, out, k) for k in range(len(subs))}

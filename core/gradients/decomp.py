@@ -1,5 +1,5 @@
-"""The dense linear algebra primitives (one ``Definition`` row each) and their VJPs, written with ops (so they differentiate again), on
-stacks of matrices. The formulas are autograd's (``autograd/numpy/linalg.py``) unless noted.
+"""The dense linear algebra primitives (one ``Definition`` row each) and their VJPs, written
+with ops (so they differentiate again), on stacks of matrices. The formulas are autograd's (``autograd/numpy/linalg.py``) unless noted.
 
 inv: da = -y^T dy y^T.  det: da = dy y inv(a)^T, at a singular a the adjugate (SVD).  slogdet: da = dlogabs inv(a)^T.
 solve (x = a^-1 b): db = solve(a^T, dy), da = -db x^T.
@@ -51,11 +51,13 @@ def _inv_of(a, op):
 
 
 def _inv(dy, saved, attrs):
+    """inv: dx = -y^T dy y^T"""
     (y,) = saved
     return {"x": lambda: o.neg(o.matmul(o.matmul(_T(y), dy), _T(y)))}
 
 
 def _det(dy, saved, attrs):
+    """det: dx = dy y inv(x)^T"""
     x, y = saved
 
     def grad_x():
@@ -99,11 +101,13 @@ def _adjugate_leverrier(a):
 
 
 def _slogdet(dy, saved, attrs):
+    """slogdet: dx = dlogabs inv(x)^T"""
     (x,) = saved
     return {"x": lambda: _add2d(dy[1]) * _T(_inv_of(x, "slogdet"))}
 
 
 def _solve(dy, saved, attrs):
+    """solve (y = a^-1 b): db = solve(a^T, dy), da = -db y^T"""
     a, b, x = saved
     vec = b.ndim == 1
     up = (lambda t: o.reshape(t, t.shape + (1,))) if vec else (lambda t: t)
@@ -118,6 +122,7 @@ def _solve(dy, saved, attrs):
 
 
 def _cholesky(dy, saved, attrs):
+    """cholesky: dx = sym(L^-T Phi(L^T dy) L^-1), read through the lower triangle"""
     (L,) = saved
 
     def dx():
@@ -158,6 +163,7 @@ def _inv_gaps(w, square):
 
 
 def _eigh(dy, saved, attrs):
+    """eigh: dx = V (diag(dw) + F o (V^T dV)) V^T, F_ij = 1 / (w_j - w_i)"""
     w, v = saved
     dw, dv = dy
 
@@ -175,6 +181,7 @@ def _eigh(dy, saved, attrs):
 
 
 def _svd(dy, saved, attrs):
+    """svd: dx from dU, dS, dV (Townsend 2016, thin SVD)"""
     x, u, s, vh = saved
     if attrs["full_matrices"] and x.shape[-1] != x.shape[-2]:
         raise ValueError("svd: the gradient needs full_matrices=False for a non-square matrix")
@@ -210,6 +217,7 @@ def _svd_thin(dy, x, u, s, vh):
 # qr (m >= n; Walter and Lehmann 2018): M = R dR^T - dQ^T Q, b = dQ + Q copyltu(M),
 # da = b R^-T, copyltu(M) = tril(M, -1) + tril(M, -1)^T + diag(M)
 def _qr(dy, saved, attrs):
+    """qr: dx = (dQ + Q copyltu(M)) R^-T, M = R dR^T - dQ^T Q"""
     x, q, r = saved
     dq, dr = dy
 
@@ -226,6 +234,7 @@ def _qr(dy, saved, attrs):
 
 
 def _pinv(dy, saved, attrs):
+    """pinv: dx by Golub and Pereyra's formula (constant rank)"""
     a, p = saved
 
     def dx():

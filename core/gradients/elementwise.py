@@ -134,6 +134,7 @@ def _relu(dy, saved, attrs):
 
 # leaky_relu: dx = dy if x > 0 else alpha dy
 def _leaky_relu(dy, saved, attrs):
+    """leaky_relu: dx = dy where x > 0, alpha dy elsewhere"""
     (x,) = saved
     return {"x": lambda: o.where(x > 0, dy, dy * attrs["alpha"])}
 
@@ -142,6 +143,7 @@ def _leaky_relu(dy, saved, attrs):
 # NOTE: the branch not taken reads y only where y <= 0: where y is +inf, dy * (inf + alpha)
 # would be masked to 0 here but its derivative (forward mode, HVP) would be 0 * inf = NaN
 def _elu(dy, saved, attrs):
+    """elu: dx = dy where y > 0, dy (y + alpha) elsewhere"""
     (y,) = saved
 
     def dx():
@@ -153,6 +155,7 @@ def _elu(dy, saved, attrs):
 
 # selu: y = scale elu(x, a); dx = scale dy if y > 0 else dy (y + scale a) (the elu NOTE)
 def _selu(dy, saved, attrs):
+    """selu: dx = scale dy where y > 0, dy (y + scale alpha) elsewhere"""
     (y,) = saved
 
     def dx():
@@ -170,6 +173,7 @@ def _softplus(dy, saved, attrs):
 
 # gelu: y = x Phi(x); dx = dy (Phi(x) + x phi(x))
 def _gelu(dy, saved, attrs):
+    """gelu: y = x Phi(x); dx = dy (Phi(x) + x phi(x))"""
     (x,) = saved
 
     def dx():
@@ -188,6 +192,7 @@ def _erf(dy, saved, attrs):
 
 # clip: dx = dy where min <= x <= max
 def _clip(dy, saved, attrs):
+    """clip: dx = dy where min <= x <= max, 0 elsewhere"""
     (x,) = saved
     return {
         "x": lambda: dy * _mask(x >= attrs["min"], x) * _mask(x <= attrs["max"], x),
@@ -196,6 +201,7 @@ def _clip(dy, saved, attrs):
 
 # cast: dx = cast(dy, source dtype), for float sources
 def _cast(dy, saved, attrs):
+    """cast: dx = dy cast back to the source dtype (float sources only)"""
     if attrs["src"].kind != "f":
         return {}
     return {"x": lambda: o.cast(dy, attrs["src"])}

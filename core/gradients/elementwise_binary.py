@@ -68,12 +68,14 @@ def _pow(dy, saved, attrs):
 # maximum: da = dy where a > b, db = dy where a < b, dy/2 each at a tie (PyTorch, autograd);
 # where a or b is NaN neither loses: both get dy (PyTorch), so the NaN stays visible
 def _maximum(dy, saved, attrs):
+    """maximum: da = dy where a > b, db = dy where b > a, dy/2 each at a tie"""
     a, b = saved
     return {"a": lambda: _share(dy, a, b, o.less(a, b)), "b": lambda: _share(dy, a, b, a > b)}
 
 
 # minimum: as maximum, with the comparisons reversed
 def _minimum(dy, saved, attrs):
+    """minimum: da = dy where a < b, db = dy where b < a, dy/2 each at a tie"""
     a, b = saved
     return {"a": lambda: _share(dy, a, b, a > b), "b": lambda: _share(dy, a, b, o.less(a, b))}
 
@@ -86,6 +88,7 @@ def _share(dy, a, b, lost):
 
 # select: da = dy where condition, db = dy elsewhere
 def _select(dy, saved, attrs):
+    """where: da = dy where the condition holds, db = dy elsewhere"""
     (c,) = saved
     zero = o.zeros_like(dy)
     return {"a": lambda: o.where(c, dy, zero), "b": lambda: o.where(c, zero, dy)}

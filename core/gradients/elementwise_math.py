@@ -42,6 +42,7 @@ _SINC_SERIES = [(-1) ** k * 2 * k / math.factorial(2 * k + 1) for k in range(1, 
 
 
 def _sinc(dy, saved, attrs):
+    """sinc: dx = dy (cos(pi x) - y) / x (its Taylor series near 0)"""
     x, y = saved
 
     def dx():
@@ -99,31 +100,44 @@ def _mod(dy, saved, attrs):
 
 
 _RW = ("a", "b")  # the binary ones' VJPs read both inputs
+_ZERO = {"x": "0"}  # piecewise constant
 
-# one row per primitive: kernel name, numpy kernel, VJP, saved inputs, saved outputs (no
-# batching rule: the batched replay runs these once per row)
+# one row per primitive: kernel name, numpy kernel, VJP, saved inputs, saved outputs, formula
+# (no batching rule: the batched replay runs these once per row)
 DEFINITIONS = (
-    D(K.SINH, unary(np.sinh), _u(lambda dy, x: dy * o.cosh(x)), ("x",)),
-    D(K.COSH, unary(np.cosh), _u(lambda dy, x: dy * o.sinh(x)), ("x",)),
-    D(K.ASIN, unary(np.arcsin), _u(lambda dy, x: dy / o.sqrt(1 - x * x)), ("x",)),
-    D(K.ACOS, unary(np.arccos), _u(lambda dy, x: o.neg(dy) / o.sqrt(1 - x * x)), ("x",)),
-    D(K.ATAN, unary(np.arctan), _u(lambda dy, x: dy / (x * x + 1)), ("x",)),
-    D(K.ASINH, unary(np.arcsinh), _u(lambda dy, x: dy / o.sqrt(x * x + 1)), ("x",)),
-    D(K.ACOSH, unary(np.arccosh), _u(lambda dy, x: dy / o.sqrt(x * x - 1)), ("x",)),
-    D(K.ATANH, unary(np.arctanh), _u(lambda dy, x: dy / (1 - x * x)), ("x",)),
-    D(K.EXPM1, unary(np.expm1), _u(lambda dy, y: dy * (y + 1)), (), (0,)),
-    D(K.LOG2, unary(np.log2), _u(lambda dy, x: dy / (x * _LN2)), ("x",)),
-    D(K.LOG10, unary(np.log10), _u(lambda dy, x: dy / (x * _LN10)), ("x",)),
+    D(K.SINH, unary(np.sinh), _u(lambda dy, x: dy * o.cosh(x)), ("x",), formula={"x": r"\cosh {x}"}),
+    D(K.COSH, unary(np.cosh), _u(lambda dy, x: dy * o.sinh(x)), ("x",), formula={"x": r"\sinh {x}"}),
+    D(K.ASIN, unary(np.arcsin), _u(lambda dy, x: dy / o.sqrt(1 - x * x)), ("x",),
+      formula={"x": r"\frac{1}{\sqrt{1 - {x}^2}}"}),
+    D(K.ACOS, unary(np.arccos), _u(lambda dy, x: o.neg(dy) / o.sqrt(1 - x * x)), ("x",),
+      formula={"x": r"-\frac{1}{\sqrt{1 - {x}^2}}"}),
+    D(K.ATAN, unary(np.arctan), _u(lambda dy, x: dy / (x * x + 1)), ("x",),
+      formula={"x": r"\frac{1}{1 + {x}^2}"}),
+    D(K.ASINH, unary(np.arcsinh), _u(lambda dy, x: dy / o.sqrt(x * x + 1)), ("x",),
+      formula={"x": r"\frac{1}{\sqrt{{x}^2 + 1}}"}),
+    D(K.ACOSH, unary(np.arccosh), _u(lambda dy, x: dy / o.sqrt(x * x - 1)), ("x",),
+      formula={"x": r"\frac{1}{\sqrt{{x}^2 - 1}}"}),
+    D(K.ATANH, unary(np.arctanh), _u(lambda dy, x: dy / (1 - x * x)), ("x",),
+      formula={"x": r"\frac{1}{1 - {x}^2}"}),
+    D(K.EXPM1, unary(np.expm1), _u(lambda dy, y: dy * (y + 1)), (), (0,), formula={"x": "{y} + 1"}),
+    D(K.LOG2, unary(np.log2), _u(lambda dy, x: dy / (x * _LN2)), ("x",),
+      formula={"x": r"\frac{1}{{x} \ln 2}"}),
+    D(K.LOG10, unary(np.log10), _u(lambda dy, x: dy / (x * _LN10)), ("x",),
+      formula={"x": r"\frac{1}{{x} \ln 10}"}),
     D(K.SINC, unary(np.sinc), _sinc, ("x",), (0,)),
-    D(K.FLOOR, unary(np.floor), _zero),
-    D(K.CEIL, unary(np.ceil), _zero),
-    D(K.ROUND, round_, _zero),
-    D(K.ATAN2, binary(np.arctan2), _atan2, _RW),
-    D(K.LOG_ADD_EXP, binary(np.logaddexp), _logaddexp, _RW),
-    D(K.LOG_ADD_EXP2, binary(np.logaddexp2), _logaddexp2, _RW),
-    D(K.HYPOT, binary(np.hypot), _hypot, _RW, (0,)),
-    D(K.MOD, binary(np.mod), _mod, _RW),
-    D(K.FLOOR_DIV, binary(np.floor_divide), _floor_div),
+    D(K.FLOOR, unary(np.floor), _zero, formula=_ZERO),
+    D(K.CEIL, unary(np.ceil), _zero, formula=_ZERO),
+    D(K.ROUND, round_, _zero, formula=_ZERO),
+    D(K.ATAN2, binary(np.arctan2), _atan2, _RW,
+      formula={"a": r"\frac{{b}}{{a}^2 + {b}^2}", "b": r"-\frac{{a}}{{a}^2 + {b}^2}"}),
+    D(K.LOG_ADD_EXP, binary(np.logaddexp), _logaddexp, _RW,
+      formula={"a": r"\sigma({a} - {b})", "b": r"\sigma({b} - {a})"}),
+    D(K.LOG_ADD_EXP2, binary(np.logaddexp2), _logaddexp2, _RW,
+      formula={"a": r"\sigma(({a} - {b}) \ln 2)", "b": r"\sigma(({b} - {a}) \ln 2)"}),
+    D(K.HYPOT, binary(np.hypot), _hypot, _RW, (0,),
+      formula={"a": r"\frac{{a}}{{y}}", "b": r"\frac{{b}}{{y}}"}),
+    D(K.MOD, binary(np.mod), _mod, _RW, formula={"a": "1", "b": r"-\operatorname{floor}({a} / {b})"}),
+    D(K.FLOOR_DIV, binary(np.floor_divide), _floor_div, formula={"a": "0", "b": "0"}),
     # bitwise (logical on bool): integer or bool results, no gradient
     D(K.BITWISE_AND, binary(np.bitwise_and), None),
     D(K.BITWISE_OR, binary(np.bitwise_or), None),
@@ -131,4 +145,4 @@ DEFINITIONS = (
     D(K.INVERT, lambda i, a: np.asarray(np.invert(i["x"])), None),
     D(K.LEFT_SHIFT, binary(np.left_shift), None),
     D(K.RIGHT_SHIFT, binary(np.right_shift), None),
-)
+)  # fmt: skip

@@ -50,6 +50,7 @@ _ACT_GRAD = {"relu": relu_grad, "tanh": tanh_grad, "sigmoid": sigmoid_grad}
 # fused_matmul: y = act(a @ b + bias); dz = act'(dy, y);
 # da = dz @ b^T, db = a^T @ dz, dbias = sum(dz, 0)
 def _fused_matmul(dy, saved, attrs):
+    """dense layer: dz = dy through the activation; da = dz b^T, db = a^T dz, dbias = sum(dz)"""
     a, b, y = saved
     ta, tb, act = attrs["transpose_a"], attrs["transpose_b"], attrs["activation"]
     dz = [None if act != "linear" else dy]

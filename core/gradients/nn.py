@@ -36,6 +36,7 @@ def _conv(x, w, attrs):
 
 # conv2d: dx = conv^T_x(dy, w), dw = conv^T_w(x, dy)
 def _conv2d(dy, saved, attrs):
+    """conv2d: dx = conv2d_backprop_input(dy, w), dw = conv2d_backprop_filter(x, dy)"""
     x, w = saved
     return {
         "x": lambda: conv2d_backprop_input(dy, w, x.shape, attrs),
@@ -45,6 +46,7 @@ def _conv2d(dy, saved, attrs):
 
 # backprop_input(dy, w) is linear in each: d/d(dy) = conv(g, w); d/dw = backprop_filter(g, dy)
 def _conv2d_backprop_input(g, saved, attrs):
+    """conv2d_backprop_input(dy, w), linear in each: d(dy) = conv2d(g, w), dw = conv2d_backprop_filter(g, dy)"""
     dy, w = saved
     return {
         "dy": lambda: _conv(g, w, attrs),
@@ -54,6 +56,7 @@ def _conv2d_backprop_input(g, saved, attrs):
 
 # backprop_filter(x, dy): d/d(dy) = conv(x, g); d/dx = backprop_input(dy, g)
 def _conv2d_backprop_filter(g, saved, attrs):
+    """conv2d_backprop_filter(x, dy), linear in each: d(dy) = conv2d(x, g), dx = conv2d_backprop_input(dy, g)"""
     x, dy = saved
     return {
         "dy": lambda: _conv(x, g, attrs),
@@ -67,12 +70,14 @@ def _pool_attrs(attrs):
 
 # max_pool: dy goes to the (first) maximum of each window
 def _max_pool(dy, saved, attrs):
+    """max_pool: dy goes to the (first) maximum of each window"""
     (x,) = saved
     return {"x": lambda: run_kernel(K.MAX_POOL_GRAD, {"x": x, "dy": dy}, _pool_attrs(attrs))}
 
 
 # avg_pool: dy shared evenly over each window's real elements
 def _avg_pool(dy, saved, attrs):
+    """avg_pool: dy shared evenly over each window's elements"""
     (x,) = saved
     a = {**_pool_attrs(attrs), "input_shape": x.shape}
     return {"x": lambda: run_kernel(K.AVG_POOL_GRAD, {"dy": dy}, a)}
@@ -96,6 +101,7 @@ def _window_argmax(x, attrs):
 
 # max_pool_grad(x, dy) is linear in dy: d/d(dy) picks g at each window's maximum; d/dx = 0
 def _max_pool_grad(g, saved, attrs):
+    """max_pool_grad(x, dy), linear in dy: d(dy) = g at each window's maximum, dx = 0"""
     (x,) = saved
 
     def ddy():
@@ -106,13 +112,15 @@ def _max_pool_grad(g, saved, attrs):
     return {"dy": ddy}
 
 
-def _avg_pool_grad(g, saved, attrs):  # linear; its adjoint is the average pool itself
+def _avg_pool_grad(g, saved, attrs):
+    """avg_pool_grad is linear: its gradient is avg_pool(g)"""
     return {"dy": lambda: run_kernel(K.AVG_POOL, {"x": g}, _pool_attrs(attrs))}
 
 
 # softmax_cross_entropy: y = -sum(t log_softmax(z)) / n, T = sum(t, -1) (1 for probability
 # labels, any value allowed); dz = (softmax(z) T - t) dy / n, dt = -log_softmax(z) dy / n
 def _softmax_cross_entropy(dy, saved, attrs):
+    """softmax_cross_entropy: dz = (softmax(z) sum(t) - t) dy / n, dt = -log_softmax(z) dy / n"""
     z, t = saved
     n = _rows(z)
     return {
@@ -125,6 +133,7 @@ def _softmax_cross_entropy(dy, saved, attrs):
 # d(dy) = sum(dg (p T - t)) / n; d(z) = T p (u - sum(u p)) with u = dg dy / n;
 # d(t) = (sum(dg p, -1) - dg) dy / n (T depends on every label of its row)
 def _softmax_cross_entropy_grad(dg, saved, attrs):
+    """softmax_cross_entropy_grad: linear in dy; its gradient through softmax(z) and t"""
     dy, z, t = saved
     n = _rows(z)
 

@@ -31,6 +31,7 @@ def _sum(dy, saved, attrs):
 
 # max/min: dx = dy shared evenly among the elements equal to the result
 def _extreme(dy, saved, attrs):
+    """max/min: dx = dy shared evenly among the elements equal to the result"""
     x, y = saved
 
     def dx():
@@ -48,6 +49,7 @@ def _extreme(dy, saved, attrs):
 # r = product of the non-zeros: c = 1: dx = r at the zero, s r / x_i elsewhere;
 # c = 2: dx = (s - x_i) r at a zero (the other zero's x), 0 elsewhere; c > 2: 0.
 def _prod(dy, saved, attrs):
+    """prod: dx_i = dy times the product of the other elements"""
     (x,) = saved
 
     def dx():
@@ -93,12 +95,14 @@ def _prod_with_zeros(x, zero, axis):
 
 # softmax: y = softmax(x); dx = y (dy - sum(dy y))
 def _softmax(dy, saved, attrs):
+    """softmax: dx = y (dy - sum(dy y))"""
     (y,) = saved
     return {"x": lambda: y * (dy - o.sum(dy * y, attrs["axis"], keepdims=True))}
 
 
 # log_softmax: y = x - logsumexp(x); dx = dy - exp(y) sum(dy)
 def _log_softmax(dy, saved, attrs):
+    """log_softmax: dx = dy - exp(y) sum(dy)"""
     (y,) = saved
     return {"x": lambda: dy - o.exp(y) * o.sum(dy, attrs["axis"], keepdims=True)}
 

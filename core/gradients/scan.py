@@ -25,10 +25,12 @@ def _rcumsum(t, axis):
 
 
 def _cumsum(dy, saved, attrs):
+    """cumsum: dx = the reversed cumsum of dy"""
     return {"x": lambda: _rcumsum(dy, attrs["axis"])}
 
 
 def _cumprod(dy, saved, attrs):
+    """cumprod: dx_i = sum over j >= i of dy_j times the product of x_k, k <= j, k != i"""
     x, y = saved
     axis = attrs["axis"]
 

@@ -13,10 +13,12 @@ from ..define import Definition as D
 
 
 def _reshape(dy, saved, attrs):
+    """reshape: dx = reshape(dy, x.shape)"""
     return {"x": lambda: o.reshape(dy, attrs["input_shape"])}
 
 
 def _transpose(dy, saved, attrs):
+    """transpose: dx = transpose(dy, inverse permutation)"""
     inverse = [0] * len(attrs["perm"])
     for i, p in enumerate(attrs["perm"]):
         inverse[p] = i
@@ -24,6 +26,7 @@ def _transpose(dy, saved, attrs):
 
 
 def _concat(dy, saved, attrs):
+    """concat: dx_i = the slice of dy where x_i was placed"""
     axis, sizes = attrs["axis"], attrs["sizes"]
     starts = np.concatenate([[0], np.cumsum(sizes)])
 
@@ -35,23 +38,28 @@ def _concat(dy, saved, attrs):
 
 
 def _split(dy, saved, attrs):
+    """split: dx = concat(dy_1, ..., dy_n)"""
     return {"x": lambda: o.concat(list(dy), attrs["axis"])}
 
 
 def _slice(dy, saved, attrs):
+    """getitem: dx = zeros with dy scattered back to the selected positions"""
     return {"x": lambda: o.slice_grad(dy, attrs["key"], attrs["input_shape"], attrs["advanced"])}
 
 
-def _slice_grad(dy, saved, attrs):  # scatter is linear; its adjoint is the gather
+def _slice_grad(dy, saved, attrs):
+    """scatter (slice gradient): d(dy) = g gathered at the same positions"""
     return {"dy": lambda: o.getitem(dy, attrs["key"])}
 
 
 def _pad(dy, saved, attrs):
+    """pad: dx = dy without the padding"""
     key = tuple(slice(b, dy.shape[i] - a) for i, (b, a) in enumerate(attrs["paddings"]))
     return {"x": lambda: o.getitem(dy, key)}
 
 
 def _tile(dy, saved, attrs):
+    """tile: dx = dy summed over the repeats"""
     shape, reps = attrs["input_shape"], attrs["reps"]
 
     def dx():
@@ -63,6 +71,7 @@ def _tile(dy, saved, attrs):
 
 
 def _broadcast_to(dy, saved, attrs):
+    """broadcast_to: dx = dy summed over the broadcast axes"""
     return {"x": lambda: o.sum_to(dy, attrs["input_shape"])}
 
 

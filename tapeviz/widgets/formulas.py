@@ -2,9 +2,9 @@
 
 Built-in gradients carry the LaTeX of their local derivatives (the ``formula`` of each
 primitive's definition, ``core/gradients/<family>.py``); ``gradient_formula`` writes it as
-one line, and ``chain_rule_latex`` writes one step of backprop with the user's variable names
-and numbers, e.g. ∂L/∂a = ∂L/∂e · ∂e/∂a = (−2)(−3) = 6. Gradients without a formula fall back
-to a small table; custom gradients are described by their style.
+one line, and ``chain_rule_latex`` writes one step of backprop with the user's variable
+names and numbers, e.g. ∂L/∂a = ∂L/∂e · ∂e/∂a = (−2)(−3) = 6. A gradient without a formula
+is described by the first line of its VJP's docstring; custom ones by their style.
 """
 
 from __future__ import annotations
@@ -18,22 +18,6 @@ from tapeviz.core.gradients import fill
 from tapeviz.core.tensor import Tensor
 
 __all__ = ["chain_rule_latex", "gradient_formula", "tex_name", "tex_to_text"]
-
-_TABLE = {
-    "BatchMatMul": "matmul: y = a @ b; da = dy @ b^T, db = a^T @ dy",
-    "BroadcastTo": "broadcast_to: dx = dy summed over the broadcast axes",
-    "Concat": "concat: dx_i = the slice of dy where x_i was placed",
-    "Identity": "identity: dx = dy",
-    "Pad": "pad: dx = dy without the padding",
-    "Reshape": "reshape: dx = reshape(dy, x.shape)",
-    "Slice": "getitem: dx = zeros with dy scattered back to the selected positions",
-    "SliceGrad": "scatter (slice gradient): d(dy) = g gathered at the same positions",
-    "Split": "split: dx = concat(dy_1, ..., dy_n)",
-    "StopGradient": "stop_gradient: no gradient flows",
-    "Tile": "tile: dx = dy summed over the repeats",
-    "Transpose": "transpose: dx = transpose(dy, inverse permutation)",
-    "AvgPoolGrad": "avg_pool_grad is linear: its gradient is avg_pool(g)",
-}
 
 _STYLES = {
     "custom_grad": "custom_grad {label}: dx = grad_func(dy, saved) (the user's gradient)",
@@ -64,9 +48,7 @@ def gradient_formula(node) -> str:
     if style in _STYLES:
         return _STYLES[style].format(label=node.label)
     text = _registered(node, grad)
-    if text is None:
-        text = _TABLE.get(node.kernel)
-    if text is None:
+    if text is None:  # a VJP without a formula: the first line of its docstring
         doc = inspect.getdoc(grad.grad_fn)
         text = doc.splitlines()[0] if doc else f"{node.kernel}: gradient by {_name(grad)}"
     if style == "override":

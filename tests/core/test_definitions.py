@@ -4,6 +4,7 @@ the registry holds after import is exactly what the rows say."""
 from __future__ import annotations
 
 import ast
+import inspect
 import pathlib
 from collections import Counter
 
@@ -62,3 +63,10 @@ def test_every_family_is_listed():
     listed = {f.__name__.rsplit(".", 1)[-1] for f in FAMILIES}
     modules = {p.stem for p in (CORE / "gradients").glob("*.py") if p.stem != "__init__"}
     assert modules == listed
+
+
+def test_every_gradient_reads_as_math_or_words():
+    """The stepper and the graph describe a node's gradient by its formula, else by the
+    first line of its VJP's docstring: a built-in with neither would show a function name."""
+    bare = [d.name for d in DEFINITIONS if d.vjp and not d.formula and not inspect.getdoc(d.vjp)]
+    assert bare == []
