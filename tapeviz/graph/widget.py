@@ -35,7 +35,8 @@ from ..present.ahead import forget_unseen, make_room, run_ahead, running_loop, s
 from .details import node_details
 from .extract import extract
 from .render import normalize_highlight, render_with_key
-from .show import fit_width, mode_of, resolve_tape
+from .show import fit_width
+from .target import mode_of, resolve_tape
 
 _STATIC = pathlib.Path(__file__).resolve().parent.parent / "static"
 
