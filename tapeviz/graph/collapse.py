@@ -1,22 +1,23 @@
 """Collapse a big graph into groups: one node per name scope, runs of unscoped ops chunked,
-repeated identical blocks (same kernel sequence) marked and, when consecutive, merged."""
+repeated identical blocks (same kernel sequence) marked and, when consecutive, merged.
+``collapse_draw`` writes the plan as DOT."""
 
 from __future__ import annotations
 
 import linecache
 import math
-from collections import Counter, defaultdict
-
-from ..present.palette import OKABE_ITO
+from collections import Counter
 
 
-def _summary(kernels: list[str]) -> str:
+def group_summary(kernels: list[str]) -> str:
+    """A group's kernels in a few words: the three most common, counted (``Mul×4 Add×2``)."""
     top = Counter(kernels).most_common(3)
     text = " ".join(f"{k}\u00d7{n}" for k, n in top)
     return text + (" \u2026" if len(set(kernels)) > 3 else "")
 
 
-def _new_group(gid: str, label: str) -> dict:
+def new_group(gid: str, label: str) -> dict:
+    """An empty group: its id, its label, no members yet."""
     return {"id": gid, "label": label, "members": [], "kernels": [], "saved_bytes": 0}
 
 
@@ -52,7 +53,7 @@ def plan(
             loose.append(op)
             continue
         key = "/".join(op["scope"].split("/")[:depth])
-        grp = groups.setdefault(key, _new_group("", key))
+        grp = groups.setdefault(key, new_group("", key))
         _add(grp, op)
     target = max(min(max_nodes // 2, 60), 8)
     ordered, rest = list(groups.values()), loose
@@ -79,7 +80,7 @@ def plan(
         grp.pop("_ops", None)
         sig = tuple(grp["kernels"])
         grp["n_ops"] = len(grp["members"])
-        grp["summary"] = _summary(grp["kernels"])
+        grp["summary"] = group_summary(grp["kernels"])
         grp["same_as"] = seen.get(sig) if len(sig) > 1 and not grp.get("chunk") else None
         if grp["same_as"] == grp["label"]:
             grp["same_as"] = "the one before"
@@ -98,12 +99,13 @@ def _add(grp: dict, op: dict) -> None:
     grp["saved_bytes"] += op["saved_bytes"]
 
 
-def _line_of(op):
+def line_of(op):
+    """``(file, line)`` of the code that recorded ``op``, None without a source."""
     src = op.get("source") or {}
     return (src.get("file"), src.get("line")) if src.get("line") else None
 
 
-def _period(kernels: list) -> int:
+def period(kernels: list) -> int:
     """The shortest repeating unit of ``kernels`` (a loop on one line), at least 2 ops."""
     n = len(kernels)
     for p in range(2, n // 2 + 1):
@@ -123,7 +125,7 @@ def _code_groups(loose: list[dict]) -> list[dict]:
     """Groups of the loose ops by the code that recorded them (see ``plan``)."""
     runs: list = []  # (line, [ops]): consecutive ops recorded at one line
     for op in loose:
-        line = _line_of(op)
+        line = line_of(op)
         if op["style"] != "builtin":  # a custom op, an override: the user's own, in sight
             runs.append((None, []))  # ends the run; not in any group, not a turn's end
         elif runs and line is not None and runs[-1][0] == line:
@@ -132,7 +134,7 @@ def _code_groups(loose: list[dict]) -> list[dict]:
             runs.append((line, [op]))
     statements = []
     for line, ops in (r for r in runs if r[1]):
-        p = _period([o["kernel"] for o in ops])
+        p = period([o["kernel"] for o in ops])
         statements += [(line, ops[i : i + p]) for i in range(0, len(ops), p)]
     turns: list[list] = []  # a turn of a loop ends where the line goes back
     for line, ops in statements:
@@ -158,7 +160,7 @@ def _code_groups(loose: list[dict]) -> list[dict]:
             label = _code_text(first)
             if last[1] != first[1]:
                 label = f"lines {first[1]}\u2013{last[1]}: {label}"
-            grp = _new_group("", label)
+            grp = new_group("", label)
             grp["_ops"] = ops
             for op in ops:
                 _add(grp, op)
@@ -223,7 +225,7 @@ def _chunk(loose: list[dict], budget: int, op_group: dict, start: int) -> list[d
     out = []
     for i in range(0, len(loose), size):
         part = loose[i : i + size]
-        grp = _new_group(f"c{start + len(out)}", f"ops {part[0]['id']}\u2013{part[-1]['id']}")
+        grp = new_group(f"c{start + len(out)}", f"ops {part[0]['id']}\u2013{part[-1]['id']}")
         grp["chunk"] = True
         for op in part:
             grp["members"].append(op["id"])
@@ -232,139 +234,3 @@ def _chunk(loose: list[dict], budget: int, op_group: dict, start: int) -> list[d
             op_group[op["id"]] = grp["id"]
         out.append(grp)
     return out
-
-
-def draw_forward(data, opts, out, plan) -> None:
-    """Statements for the collapsed forward graph: groups, loose ops, aggregated edges."""
-    from .nodes import group_node, op_node, plain_edge, tensor_node
-    from .style import attr
-
-    og = plan["op_group"]
-    ops = {op["id"]: op for op in data.ops}
-    tensors = {t["id"]: t for t in data.tensors}
-    folded = _fold_ends(data, og, tensors)
-    in_cluster = set()
-    for grp in plan["groups"]:
-        grp["reads"] = [folded_name(tensors[t]) for t, g in folded.items() if grp["id"] in g]
-        if not grp["expanded"]:
-            out.scoped[""].append(group_node(grp, opts))
-        elif opts.mode != "both":  # "both" levels ops with their gradients: no clusters
-            out.scoped[""].append(_expanded_cluster(grp, ops, opts, out))
-            in_cluster.update(grp["members"])
-    for op in data.ops:
-        if op["id"] not in og and op["id"] not in in_cluster:
-            out.scoped[""].append(op_node(op, opts))
-            out.present.add(("op", op["style"]))
-    out.present.add(("op", "group"))
-    out.n_units += len(plan["groups"]) + sum(op["id"] not in og for op in data.ops)
-    ends = [
-        t
-        for t in data.tensors
-        if t["role"] in ("input", "variable", "output") and t["id"] not in folded
-    ]
-    show_ends = len(ends) <= 40
-    hidden = [t for t in data.tensors if t["role"] == "constant" or not show_ends]
-    for t in ends if show_ends else ():
-        out.scoped[""].append(tensor_node(t, opts))
-        out.present.add(("tensor", t["role"]))
-    if hidden:
-        n_const = sum(t["role"] == "constant" for t in hidden)
-        parts = [f"{n_const} constants"] if n_const else []
-        parts += [f"{len(hidden) - n_const} other tensors"] if len(hidden) > n_const else []
-        text = "not drawn: " + ", ".join(parts)
-        out.scoped[""].append(
-            f'"hidden" [shape=plaintext, class="tv-note", fontsize=9, label={attr(text)}]'
-        )
-    agg = defaultdict(int)
-    for e in data.edges:
-        src_t = tensors.get(e["src"])
-        if src_t is not None:
-            dst = og.get(e["dst"], e["dst"])
-            prod = src_t["producer"]
-            if not prod and (src_t["role"] == "constant" or not show_ends):
-                continue
-            if src_t["id"] in folded:
-                continue  # drawn inside the one group that reads it
-            src = og.get(prod, prod) if prod else src_t["id"]
-        else:
-            src = og.get(e["src"], e["src"])
-            t = tensors[e["dst"]]
-            if t["role"] != "output" or not show_ends:
-                continue
-            dst = t["id"]
-        if src != dst:
-            agg[(src, dst)] += e["bytes"]
-    for (src, dst), nbytes in agg.items():
-        out.edges.append(plain_edge(src, dst, nbytes))
-
-
-def folded_name(t: dict) -> str | None:
-    return t["name"]
-
-
-def _fold_ends(data, og: dict, tensors: dict) -> dict:
-    """``{tensor id: {group ids}}``: the inputs and variables that only collapsed groups
-    read; each of those groups names them (``reads W0, b0``) instead of a node of their own
-    with an edge to every reader (an RNN's weights, read by each turn)."""
-    readers = defaultdict(set)
-    for e in data.edges:
-        t = tensors.get(e["src"])
-        if t is not None and not t["producer"] and t["role"] in ("input", "variable"):
-            readers[t["id"]].add(og.get(e["dst"], e["dst"]))
-    groups = set(og.values())
-    return {t: r for t, r in readers.items() if r <= groups}
-
-
-def _expanded_cluster(grp: dict, ops: dict, opts, out) -> str:
-    """An expanded group: its ops in a cluster whose label collapses it again on a click."""
-    from .nodes import cluster_label, op_node
-    from .style import attr
-
-    lines = [f"subgraph {attr('cluster_x' + grp['id'])} {{"]
-    text = f"\u25be {grp['label']} \u00b7 {grp['n_ops']} ops (click here to collapse)"
-    lines.append(f"label={cluster_label(text, None, opts)};")
-    lines.append(f'style="rounded,dashed"; color="{OKABE_ITO["blue"]}";')
-    for m in grp["members"]:
-        lines.append(op_node(ops[m], opts))
-        out.present.add(("op", ops[m]["style"]))
-    lines.append("}")
-    return "\n".join(lines)
-
-
-def draw_backward(data, opts, out, plan) -> None:
-    """Statements for the collapsed backward graph: one node per group's gradient ops."""
-    from .nodes import group_node, plain_edge
-
-    og = plan["op_group"]
-    labels = {g["id"]: g["label"] for g in plan["groups"]}
-    labels.update({op["id"]: op["label"] for op in data.ops if op["id"] not in og})
-    units: dict[str, dict] = {}
-    unit_of = {}
-    for bop in data.backward_ops:
-        fwd = og.get(bop["grad_of"], bop["grad_of"])
-        uid = "b" + fwd
-        grp = units.setdefault(uid, _new_group(uid, "\u2202 " + labels.get(fwd, fwd)))
-        grp["members"].append(bop["id"])
-        grp["kernels"].append(bop["kernel"])
-        unit_of[bop["id"]] = uid
-    for uid, grp in units.items():
-        grp.update(n_ops=len(grp["members"]), summary=_summary(grp["kernels"]), same_as=None)
-        out.scoped[""].append(group_node(grp, opts))
-        if opts.mode == "both":
-            out.level(uid[1:], "", uid)  # level with its forward group or op
-    out.n_units += len(units)
-    out.present.add(("op", "group"))
-    producer = {e["dst"]: e["src"] for e in data.backward_edges if e["src"] in unit_of}
-    agg = defaultdict(int)
-    for e in data.backward_edges:
-        if e["dst"] not in unit_of or e["kind"] == "saved":
-            continue
-        src = producer.get(e["src"], e["src"]) if e["kind"] == "grad" else e["src"]
-        if src not in unit_of:
-            continue  # the seed dy
-        a, b = unit_of[src], unit_of[e["dst"]]
-        if a != b:
-            agg[(a, b)] += e["bytes"]
-    extra = {"constraint": "false"} if opts.mode == "both" else {}
-    for (src, dst), nbytes in agg.items():
-        out.edges.append(plain_edge(src, dst, nbytes, **extra))

@@ -153,12 +153,12 @@ def _names_from_code(data) -> None:
     """An unnamed tensor that a statement of the user's code assigned (``h = tanh(h @ W +
     b)``, ``loss = mean(...)``) is called by that name (``name_from_code``: True): the
     result of the statement's last op; a loop on one line names each turn's result."""
-    from .collapse import _line_of, _period
+    from .collapse import line_of, period
 
     tensors = {t["id"]: t for t in data.tensors}
     runs: list = []
     for op in data.ops:
-        line = _line_of(op)
+        line = line_of(op)
         if runs and line is not None and runs[-1][0] == line:
             runs[-1][1].append(op)
         else:
@@ -169,7 +169,7 @@ def _names_from_code(data) -> None:
         m = _ASSIGNED.match(linecache.getline(line[0], line[1]))
         if m is None:
             continue
-        p = _period([o["kernel"] for o in ops])
+        p = period([o["kernel"] for o in ops])
         for last in ops[p - 1 :: p]:
             out = tensors.get(last["outputs"][0]) if len(last["outputs"]) == 1 else None
             if out is not None and not out["name"]:

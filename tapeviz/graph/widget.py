@@ -23,111 +23,33 @@ SVG it shows (classes and a marker: no new layout).
 
 from __future__ import annotations
 
-import pathlib
-import re
-import time
 from collections import OrderedDict
 
 import anywidget
 import traitlets as t
 
-from ..present.ahead import forget_unseen, make_room, run_ahead, running_loop, serialized
+from ..present.ahead import make_room, serialized
 from .details import node_details
 from .extract import extract
+from .opening import BOX_PX, LEGIBLE_PX, choose_layout, opening_scale
 from .render import normalize_highlight, render_with_key
-from .show import fit_width, mode_of, resolve_tape
+from .show import fit_width
+from .target import mode_of, resolve_tape
+from .view_parts import STATIC, VIEW_PARTS, view_module
+from .widget_ahead import PicturesAhead, picture_id
 
-_STATIC = pathlib.Path(__file__).resolve().parent.parent / "static"
-
-AHEAD_CHARS = 8 << 20  # SVG text drawn ahead and sent per settled view (about 8 MB) ...
-AHEAD_S = 1.5  # ... and kernel seconds spent on it (a 5,000-op picture: ~0.1 s each)
-CACHE_CHARS = 48 << 20  # rendered pictures kept in the kernel
-DETAILS_AHEAD = 160  # a graph of at most this many nodes sends every node's details at once
-HELLO_DELAY_S = 0.25  # a new view is painted before the kernel starts drawing ahead
-# the canvas a first view is laid out for (CSS px): the widget in JupyterLab's notebook at a
-# 1400 px window, VIEW_HEIGHT of static/graph/panzoom.js high; LEGIBLE_PX: the smallest text
-# it opens at
-BOX_PX = (940, 600)
-LEGIBLE_PX = 11
-SMALL_AREA = 2.0  # op by op up to twice the box at LEGIBLE_PX: opened on the output, most shows
-_SVG_SIZE = re.compile(r'<svg width="([\d.]+)pt" height="([\d.]+)pt"')
-_FONT = re.compile(r'font-size="([\d.]+)"')
-_NODE_ID = re.compile(r'<g id="node\d+" class="node[^"]*">\s*<title>([^<]*)</title>')
-_CLUSTER_ID = re.compile(r"<title>cluster_x(c\d+)</title>")
-_GROUP = re.compile(r"[cm]\d+")
+__all__ = [
+    "BOX_PX",
+    "LEGIBLE_PX",
+    "VIEW_PARTS",
+    "GraphWidget",
+    "opening_scale",
+    "picture_id",
+    "view_module",
+]
 
 
-def opening_scale(svg: str, box=BOX_PX) -> tuple[float, float, float]:
-    """``(scale, text px, area)``: the scale (at most 1) at which ``svg`` fits ``box``
-    whole, its smallest text in CSS px at that scale (Graphviz writes points: 1 pt = 4/3
-    px), and its area at a legible scale over the box's (under 1: it fits).
-
-    Example:
-        >>> opening_scale('<svg width="300pt" height="150pt"><text font-size="9.00">')
-        (1.0, 12.0, 0.11918833727344362)
-    """
-    m = _SVG_SIZE.search(svg)
-    if m is None:
-        return 1.0, 0.0, 0.0
-    scale, px, area, _ = _opening(svg, box)
-    return scale, px, area
-
-
-def _opening(svg: str, box=BOX_PX) -> tuple[float, float, float, float]:
-    """``opening_scale`` and the height drawn (CSS px)."""
-    m = _SVG_SIZE.search(svg)
-    if m is None:
-        return 1.0, 0.0, 0.0, 0.0
-    w, h = float(m.group(1)) * 4 / 3, float(m.group(2)) * 4 / 3
-    font = min((float(f) for f in _FONT.findall(svg)), default=9.0) * 4 / 3
-    scale = min(1.0, (box[0] - 8) / max(w, 1), (box[1] - 8) / max(h, 1))
-    legible = min(1.0, LEGIBLE_PX / font)
-    return scale, scale * font, (w * legible) * (h * legible) / (box[0] * box[1]), h * scale
-
-
-# the view's ES module: anywidget loads one module (relative imports do not resolve from the
-# blob it loads), so the parts under static/graph/ are joined in this order; each holds the
-# top-level functions of one concern, and only the last has `export default`
-VIEW_PARTS = (
-    "dom.js",  # elements, the SVG parsed safely
-    "panel.js",  # the details panel, the legend
-    "toolbar.js",  # the elements and controls
-    "panzoom.js",  # opening scale, zoom, pan, "fit"
-    "nodes.js",  # selection, pointer, links, the stepper's highlights; a node's handlers
-    "groups.js",  # open and fold groups, the breadcrumb
-    "search.js",  # find a name
-    "picture.js",  # parse, wire and show an SVG
-    "cache.js",  # pictures drawn ahead by key, messages with Python
-    "main.js",  # render: the parts wired together
-)
-
-
-def view_module() -> str:
-    """The GraphWidget's ES module: ``VIEW_PARTS`` joined, each after a ``// --- name`` line."""
-    folder = _STATIC / "graph"
-    return "\n".join(f"// --- {p}\n{(folder / p).read_text()}" for p in VIEW_PARTS)
-
-
-def picture_id(state: dict) -> tuple:
-    """Python's own key of a view's state (its cache of pictures, what the view holds). It is
-    never sent: a picture goes to the view with its state, and the view keys it (``keyOf``).
-
-    Example:
-        >>> picture_id({"mode": "both", "show_saved": 1, "show_values": False,
-        ...             "collapse": "auto", "rankdir": "", "expanded": ["m0", "c3"]})
-        ('both', True, False, 'auto', '', ('c3', 'm0'))
-    """
-    return (
-        state["mode"],
-        bool(state["show_saved"]),
-        bool(state["show_values"]),
-        state["collapse"],
-        state["rankdir"],
-        tuple(sorted(state["expanded"])),
-    )
-
-
-class GraphWidget(anywidget.AnyWidget):
+class GraphWidget(PicturesAhead, anywidget.AnyWidget):
     """Interactive graph of a tape: forward / backward / both, saved values, values, details.
 
     Args:
@@ -145,7 +67,7 @@ class GraphWidget(anywidget.AnyWidget):
     """
 
     _esm = view_module()
-    _css = _STATIC / "graph_widget.css"
+    _css = STATIC / "graph_widget.css"
 
     svg = t.Unicode("", help="the rendered graph, SVG text").tag(sync=True)
     mode = t.Enum(
@@ -298,40 +220,19 @@ class GraphWidget(anywidget.AnyWidget):
         return hit
 
     def _layout(self, mode, show_saved, show_values, collapse, rankdir) -> tuple:
-        """``(collapse, merge, rankdir)`` of a view: what the first sight shows.
-
-        The whole graph op by op when it fits the canvas (``BOX_PX``) with text of at least
-        ``LEGIBLE_PX``, top-down or left-right, whichever is larger; else grouped by the
-        model's structure (name scopes, ``nn`` layers, the statements and loop turns of the
-        user's code), then with repeated groups merged. ``collapse`` "on" starts at the
-        groups, "off" draws op by op; a ``rankdir`` the user gave is kept. Chosen once per
-        mode and toggles, so that opening a group keeps the layout around it."""
+        """``(collapse, merge, rankdir)`` of a view (``opening.choose_layout``), chosen once
+        per mode and toggles, so that opening a group keeps the layout around it."""
         key = (mode, show_saved, show_values, collapse, rankdir)
         hit = self._layouts.get(key)
         if hit is not None:
             return hit
         drawn = len(self.data.ops) if mode != "backward" else 0
         drawn += len(self.data.backward_ops) if mode != "forward" else 0
-        steps = [(False, None)] if collapse != "on" and drawn <= self._max_nodes else []
-        if collapse == "off":
-            steps = [(False, None)]
-        else:
-            steps += [(True, False), (True, True)]
-        dirs = [rankdir] if rankdir else ["TB", "LR"]
-        best = None
-        for grouped, merge in steps:
-            tried = []
-            for rd in dirs:
-                svg = self._render(mode, show_saved, show_values, (), {}, grouped, merge, rd)[0]
-                tried.append((_opening(svg), rd))
-            # of those that fit whole legibly, the lower (less of the notebook to scroll);
-            # else the one drawn larger
-            fit = [t for t in tried if t[0][1] >= LEGIBLE_PX - 0.05]
-            pick = min(fit, key=lambda t: t[0][3]) if fit else max(tried, key=lambda t: t[0][0])
-            (scale, px, area, _), rd = pick
-            best = (grouped, merge, rd)
-            if fit or (not grouped and area <= SMALL_AREA):
-                break  # it fits; or a small graph, opened on its output, shows most of it
+
+        def draw(grouped, merge, rd) -> str:
+            return self._render(mode, show_saved, show_values, (), {}, grouped, merge, rd)[0]
+
+        best = choose_layout(draw, drawn, self._max_nodes, collapse, rankdir)
         self._layouts[key] = best
         return best
 
@@ -346,111 +247,6 @@ class GraphWidget(anywidget.AnyWidget):
     @serialized
     def _on_select(self, change) -> None:
         self.details = self._details_of(change["new"]) if change["new"] else {}
-
-    # --- pictures drawn ahead ------------------------------------------------------------
-    def _state(self, **over) -> dict:
-        state = {
-            "mode": self.mode,
-            "show_saved": self.show_saved,
-            "show_values": self.show_values,
-            "collapse": self.collapse,
-            "rankdir": self.rankdir,
-            "expanded": list(self.expanded),
-        }
-        state.update(over)
-        return state
-
-    def _picture(self, state: dict) -> tuple[str, list]:
-        """The picture of ``state`` (no highlight), rendered once and kept."""
-        k = picture_id(state)
-        hit = self._cache.get(k)
-        if hit is None:
-            hit = self._cache[k] = (state, *self._draw(**state))
-            size = sum(len(v[1]) for v in self._cache.values())
-            while size > CACHE_CHARS and len(self._cache) > 1:
-                size -= len(self._cache.popitem(last=False)[1][1])
-        self._cache.move_to_end(k)
-        return hit[1:]
-
-    def _draw_modes_ahead(self) -> None:
-        """A small graph's other modes go with the first view: a switch is then instant."""
-        if len(self.data.ops) > self._max_nodes or self.highlighted or not self.has_backward:
-            return
-        try:
-            views = []
-            for mode in ("forward", "backward", "both"):
-                state = self._state(mode=mode)
-                views.append([state, *self._picture(state)])
-        except Exception:  # the current view is drawn; the others come when asked for
-            return
-        self._sent.update(picture_id(v[0]) for v in views)
-        self.views = views
-
-    def _neighbours(self) -> list[dict]:
-        """The views one control away from the current one, likeliest first: the first
-        groups opened, the opened ones folded, the single toggles and modes, the other
-        groups, the rest of the toggle pairs, "fit"'s collapse."""
-        svg, expanded = self.svg, list(self.expanded)
-        opened = [
-            self._state(expanded=expanded + [gid])
-            for gid in dict.fromkeys(_NODE_ID.findall(svg))
-            if _GROUP.fullmatch(gid) and gid not in expanded
-        ]
-        folded = [
-            self._state(expanded=[e for e in expanded if e != gid])
-            for gid in dict.fromkeys(_CLUSTER_ID.findall(svg))
-        ] + ([self._state(expanded=[])] if expanded else [])  # "fold all"
-        single, pairs = [], []
-        if len(svg) < 200_000:  # modes and toggles of a graph small enough to draw them all
-            modes = ("forward", "backward", "both") if self.has_backward else ("forward",)
-            saved, values = not self.show_saved, not self.show_values
-            single = [self._state(mode=m) for m in modes if m != self.mode]
-            single += [self._state(show_saved=saved), self._state(show_values=values)]
-            for flip in ({"show_saved": saved}, {"show_values": values}):
-                pairs += [self._state(mode=m, **flip) for m in modes if m != self.mode]
-            pairs += [self._state(mode=m, show_saved=saved, show_values=values) for m in modes]
-        fit = [self._state(collapse="on")] if self.collapse == "auto" else []
-        return opened[:4] + folded + single + opened[4:] + pairs + fit
-
-    def _draw_ahead(self, delay: float = 0.01) -> None:
-        """While the kernel is idle, render the neighbours and send them, one per turn of its
-        event loop (a message from the view is handled between two), up to ``AHEAD_CHARS``
-        and ``AHEAD_S``;
-        a redraw stops the queue of an older view. Only while a view is shown (it says
-        ``hello``; the first view is drawn before the kernel starts: ``delay``). Outside a
-        kernel: nothing."""
-        self._generation += 1
-        if running_loop() is None or self.highlighted or self.error or not self._views:
-            return
-        generation, queue, budget = self._generation, self._neighbours(), [AHEAD_CHARS]
-        deadline = [AHEAD_S]
-
-        def one() -> bool:
-            while queue:
-                state = queue.pop(0)
-                if picture_id(state) in self._sent:
-                    continue
-                t0 = time.perf_counter()
-                try:
-                    picture = self._picture(state)
-                except Exception:
-                    continue
-                budget[0] -= len(picture[0])
-                deadline[0] -= time.perf_counter() - t0
-                if budget[0] < 0:
-                    return False
-                self._send_pictures([[state, *picture]])
-                if deadline[0] < 0:
-                    return False
-                break
-            return bool(queue)
-
-        run_ahead(lambda: generation == self._generation, one, delay)
-
-    def _send_pictures(self, pictures: list) -> None:
-        """``[[state, svg, key], ...]`` to the view, which keys them by their state."""
-        self._sent.update(picture_id(p[0]) for p in pictures)
-        self.send({"pictures": pictures})
 
     def _details_of(self, node_id: str) -> dict:
         hit = self._details.get(node_id)
@@ -467,53 +263,6 @@ class GraphWidget(anywidget.AnyWidget):
                 }
             self._details[node_id] = hit
         return hit
-
-    @serialized
-    def _on_message(self, _widget, content, _buffers) -> None:
-        """The view's requests: ``hello`` (a new view: send the pictures drawn ahead and, for
-        a small graph, every node's details), ``bye`` (a view removed: the last one stops
-        the drawing ahead), ``want`` (a state: its picture), ``details`` (node ids)."""
-        if not isinstance(content, dict):
-            return
-        if content.get("bye"):
-            self._views = max(0, self._views - 1)
-            if not self._views:
-                self._generation += 1
-                forget_unseen(lambda: not self._views, self._forget)
-        if content.get("hello"):
-            self._views += 1
-            shown = [self.view_state] if self.view_state else []
-            self._sent = {picture_id(s) for s in [v[0] for v in self.views] + shown}
-            budget, pictures = AHEAD_CHARS, []
-            for k, v in reversed(self._cache.items()):  # the latest first
-                if k not in self._sent and len(v[1]) <= budget:
-                    budget -= len(v[1])
-                    pictures.append(list(v))
-            if pictures:
-                self._send_pictures(pictures)
-            ids = [i for i in dict.fromkeys(_NODE_ID.findall(self.svg)) if not _GROUP.fullmatch(i)]
-            if len(ids) <= DETAILS_AHEAD:
-                self.send({"details": {i: self._details_of(i) for i in ids}})
-            self._draw_ahead(delay=HELLO_DELAY_S)  # after the first view has been painted
-        want = content.get("want")
-        if isinstance(want, dict) and not self.highlighted:
-            try:
-                state = self._state(**{k: want[k] for k in self._state() if k in want})
-                self._send_pictures([[state, *self._picture(state)]])
-            except Exception:  # a bad request from the view: nothing to send
-                pass
-        ids = content.get("details")
-        if isinstance(ids, list):
-            self.send({"details": {str(i): self._details_of(str(i)) for i in ids[:50]}})
-
-    def _forget(self) -> None:
-        """No view for a while: keep the current picture, drop the others and the details
-        (a view shown again asks for them)."""
-        k = picture_id(self.view_state) if self.view_state else None
-        self._cache = OrderedDict({k: self._cache[k]} if k in self._cache else {})
-        self._renders.clear()  # the layouts tried for the first view (up to 12 pictures)
-        self._details, self._sent = {}, set()
-        self.views = []
 
     def _repr_mimebundle_(self, **kwargs):
         bundle = super()._repr_mimebundle_(**kwargs)

@@ -3,6 +3,8 @@ the failure class in words. All in float64, on top of ``core.check.gradcheck``."
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from tapeviz.core.check.gradcheck import FAILURE_CLASSES, check_grads
@@ -152,3 +154,38 @@ def jacobian_entries(f, args, index, check, k=5, limit=256):
 
 def _idx(flat, shape) -> str:
     return str([int(i) for i in np.unravel_index(flat, shape)]) if shape else ""
+
+
+SWEEP_EPS = np.logspace(-12, -1, 23)
+
+
+@dataclass
+class Check:
+    """One gradient check at slider position (``point``, ``eps``): what the views show."""
+
+    point: float
+    eps: float
+    args: list
+    report: object = None
+    check: object = None
+    sweep: object = None
+    sweep_error: Exception | None = None
+    error: Exception | None = None
+
+
+def check_position(f, args, arg: int, point: float, eps: float, atol, rtol) -> Check:
+    """The check (report, reverse-mode check, eps sweep) of ``f`` at ``args``: the arguments
+    at slider position ``point``; ``arg`` is the argument checked."""
+    c = Check(point=point, eps=eps, args=args)
+    try:
+        c.report = run_check(f, args, eps, atol, rtol)
+        c.check = reverse_check(c.report, arg)
+    except Exception as e:
+        c.error = e
+        return c
+    if c.check is not None:
+        try:
+            c.sweep = c.report.eps_sweep(SWEEP_EPS)
+        except Exception as e:  # f undefined at x +- eps for the larger eps
+            c.sweep_error = e
+    return c

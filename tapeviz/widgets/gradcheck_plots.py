@@ -6,6 +6,7 @@ import numpy as np
 
 from ..present.palette import GREY
 from ..present.palette import OKABE_ITO as C
+from ._common import new_figure
 
 PASS_STYLE = {"marker": "o", "color": C["blue"], "label": "within tolerance"}
 FAIL_STYLE = {"marker": "X", "color": C["vermillion"], "label": "outside tolerance"}
@@ -212,3 +213,32 @@ def reset_axes(ax):
 def tidy_axes(fig):
     for ax in fig.axes:
         ax.tick_params(labelsize=7)
+
+
+def check_figure(w):
+    """The four views of a ``GradCheckWidget``'s latest check as a new matplotlib Figure."""
+    # legends sit under each plot (legend_below), so leave room beneath the axes
+    fig = new_figure(9.0 if w.one_d else 9.6, 7.4 if w.one_d else 3.9, layout=None)
+    if w.one_d:
+        axes = fig.subplots(2, 2).reshape(-1)
+        fig.subplots_adjust(left=0.08, right=0.98, top=0.96, bottom=0.13, wspace=0.28,
+                            hspace=0.62)  # fmt: skip
+    else:
+        axes = fig.subplots(1, 3)
+        fig.subplots_adjust(left=0.07, right=0.98, top=0.92, bottom=0.31, wspace=0.62)
+    for ax in axes:
+        reset_axes(ax)
+    if w.check is None:
+        for ax in axes[:3]:
+            draw_message(ax, w.failure_class)
+    else:
+        draw_scatter(axes[0], w.check)
+        draw_errors(axes[1], w.check)
+        if w.sweep is not None:
+            draw_sweep(axes[2], w.sweep, w.eps.value)
+        else:
+            draw_message(axes[2], f"eps sweep unavailable: {w.sweep_error}")
+    if w.one_d:
+        draw_curve(axes[3], w.curve, w.point.value)
+    tidy_axes(fig)
+    return fig

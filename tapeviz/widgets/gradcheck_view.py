@@ -1,4 +1,5 @@
-"""The gradient check's live plots, drawn in the browser from the numbers the kernel sends.
+"""The gradient check's live plots, drawn in the browser from the numbers the kernel sends,
+and the sliders linked to them (``sliders``).
 
 Why: a slider drag must redraw at the speed of a hand; a matplotlib PNG per position costs
 100+ ms in the kernel alone, and any round trip to the kernel 50-150 ms. The ES module
@@ -16,6 +17,7 @@ import asyncio
 import pathlib
 
 import anywidget
+import ipywidgets as W
 import traitlets as t
 
 from tapeviz.present.ahead import serialized
@@ -69,3 +71,47 @@ class Coalescer:
         if self.want is not None:
             (point, curve), self.want = self.want, None
             self.update(point=point, curve=curve)
+
+
+_DESC = {"description_width": "60px"}
+
+
+def _wide():
+    return W.Layout(width="420px")
+
+
+def sliders(one_d: bool, c: float, lo: float, hi: float, eps: float) -> tuple:
+    """The x (offset) slider at ``c``, the eps slider and the range slider ``(lo, hi)``."""
+    desc = "x" if one_d else "offset"
+    point = W.FloatSlider(
+        layout=_wide(),
+        style=_DESC,
+        value=c,
+        min=min(lo, c),
+        max=max(hi, c),
+        step=0.01,
+        description=desc,
+        continuous_update=True,
+        tooltip="moves the input point (offset: added to every entry)",
+    )
+    eps_slider = W.FloatLogSlider(
+        layout=_wide(),
+        style=_DESC,
+        value=eps,
+        base=10,
+        min=-12,
+        max=-1,
+        step=0.25,
+        description="eps",
+        readout_format=".1e",
+    )
+    range_slider = W.FloatRangeSlider(
+        layout=_wide(),
+        style=_DESC,
+        value=(lo, hi),
+        min=lo - 5,
+        max=hi + 5,
+        step=0.1,
+        description="range",
+    )
+    return point, eps_slider, range_slider

@@ -37,7 +37,7 @@ class SavedRow:
         d = s.tensor.peek() if s.tensor is not None else None
         if d is not None:
             return d
-        t = _linked_tensor(node, s)
+        t = linked_tensor(node, s)
         return None if t is None else t.peek()
 
 
@@ -55,7 +55,8 @@ class MemoryReport:
     by_node: dict = field(default_factory=dict)  # node_id -> (label, bytes)
 
 
-def _linked_tensor(node, s):
+def linked_tensor(node, s):
+    """The input or output tensor of ``node`` that saved value ``s`` stands for, if any."""
     if s.role == "input":
         return node.inputs.get(s.name)
     if s.role == "output" and isinstance(s.name, int) and s.name < len(node.outputs):
@@ -64,7 +65,7 @@ def _linked_tensor(node, s):
 
 
 def _key(node, s):
-    t = s.tensor if s.tensor is not None else _linked_tensor(node, s)
+    t = s.tensor if s.tensor is not None else linked_tensor(node, s)
     return ("t", t.id) if t is not None else ("m", node.id, str(s.name))
 
 

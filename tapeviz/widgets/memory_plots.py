@@ -36,7 +36,9 @@ def _tick_labels(ax, x, labels, fontsize=7):
         ax.set_xticks(x, labels, fontsize=fontsize)
 
 
-def _per_node_roles(report):
+def per_node_roles(report):
+    """``{node id: {"label": label, role: bytes}}`` of the saved values; a value saved again
+    by another node (``shared``) is counted once."""
     nodes = {}
     for r in report.rows:
         if not r.shared:
@@ -59,7 +61,7 @@ def _stacked(ax, x, heights_by_role, width=0.6):
 
 def draw_bars(ax, report, selected_node=None):
     """Stacked bars of saved bytes per node (shared values counted once)."""
-    nodes = _per_node_roles(report)
+    nodes = per_node_roles(report)
     ids = list(nodes)
     x = np.arange(len(ids))
     bottom = _stacked(ax, x, {role: [nodes[i][role] for i in ids] for role in ROLES})

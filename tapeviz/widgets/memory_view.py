@@ -19,7 +19,7 @@ import traitlets as t
 
 from ..present.units import fmt_bytes
 from ._common import fmt_shape, stats_html
-from .memory_plots import ROLES, _per_node_roles
+from .memory_plots import ROLES, per_node_roles
 
 _STATIC = pathlib.Path(__file__).resolve().parent.parent / "static"
 COLUMNS = ("node", "kernel", "role", "name", "shape", "dtype", "bytes")
@@ -95,7 +95,7 @@ def detail_data(r) -> dict:
 def bars_data(report) -> list:
     """Stacked saved bytes per node (shared values once), with each bar's bytes in words."""
     out = []
-    for node_id, d in _per_node_roles(report).items():
+    for node_id, d in per_node_roles(report).items():
         total = sum(d[role] for role in ROLES)
         out.append({"node_id": node_id, "label": d["label"], "total": fmt_bytes(total),
                     **{role: d[role] for role in ROLES}})  # fmt: skip

@@ -5,19 +5,19 @@ from __future__ import annotations
 import html
 
 import ipywidgets as W
-import numpy as np
 
 from tapeviz.graph.lesson import caller_names, lesson_min_scale, tensor_names
 from tapeviz.present.ahead import serialized
 
-from ..present.palette import GREY, OKABE_ITO
-from ._common import error_html, fmt_shape, preview, static_bundle
+from ..present.palette import GREY
+from ._common import error_html, static_bundle
 from ._graph import HighlightGraph, wrap_svg
 from .stepper_ask import AskPanel
 from .stepper_data import consumers, step_data, visited_highlight
+from .stepper_html import panel_html, sum_note
 from .stepper_view import StepperView
 
-_TITLE, _RULE, _NOTE = OKABE_ITO["blue"], GREY["rule"], GREY["edge"]
+_NOTE = GREY["edge"]
 
 # a tape with at most this many steps has every step's panel drawn at once (the view then
 # steps without the kernel); past it, the kernel sends each step's panel as it is shown
@@ -27,28 +27,6 @@ _NO_STEPS = (
     "this tape has no backward pass to step through: call tape.gradient(target, sources) "
     "first (the stepper shows tape.backward_steps, in the order the engine ran them)"
 )
-
-
-def _value_html(a, limit: int = 12) -> str:
-    if a is None:
-        return "<i>not available (released)</i>"
-    a = np.asarray(a)
-    if a.size <= limit:
-        text = preview(a, limit)
-    else:
-        f = a.astype(np.float64)
-        text = (
-            f"shape {fmt_shape(a.shape)}: min {np.nanmin(f):.4g}, max {np.nanmax(f):.4g}, "
-            f"mean {np.nanmean(f):.4g}\n{preview(a, 6)}"
-        )
-    return f"<pre style='margin:1px 0 4px;font-size:12px'>{html.escape(text)}</pre>"
-
-
-def _section(title: str, body: str) -> str:
-    return (
-        f"<div style='margin:4px 0'><b style='color:{_TITLE}'>{html.escape(title)}</b>"
-        f"<div style='margin-left:10px'>{body}</div></div>"
-    )
 
 
 class BackpropStepper(W.VBox):
@@ -136,7 +114,8 @@ class BackpropStepper(W.VBox):
         data = {"label": str(self.tape.node(self.tape.backward_steps[i].node_id).label)}
         try:
             data = step_data(self.tape, i, self._users)
-            panel = self._panel_html(data, self.tape.backward_steps[i].node_id)
+            node_id = self.tape.backward_steps[i].node_id
+            panel = panel_html(data, sum_note(self.tape, self._users, node_id))
         except Exception as e:
             panel = error_html(f"step {i + 1} could not be shown", e)
         title = (
@@ -234,40 +213,6 @@ class BackpropStepper(W.VBox):
         except Exception as e:
             self.graph_html.value = error_html("the lesson graph could not be drawn", e)
 
-    def _panel_html(self, d: dict, node_id: int) -> str:
-        first = _section(
-            "incoming dy", "".join(_value_html(a) for a in d["dy"]) + self._sum_note(node_id)
-        )
-        if d["backward_node_ids"]:
-            first += _section("ops the gradient ran", f"backward nodes {d['backward_node_ids']}")
-        first += _section("saved values used", _saved_html(d))
-        second = _section("local derivative", _local_html(d))
-        second += _section("gradients produced", _grads_html(d))
-        third = ""
-        if d["accumulation"]:
-            body = "".join(_accumulation_html(a) for a in d["accumulation"])
-            third = _section("accumulation (tensor used more than once)", body)
-        cols = "".join(
-            f"<div style='flex:1;min-width:220px;padding:0 8px'>{c}</div>"
-            for c in (first, second, third)
-        )
-        return (
-            "<div style='display:flex;flex-wrap:wrap;font-family:sans-serif;"
-            f"font-size:13px;border-top:1px solid {_RULE}'>{cols}</div>"
-        )
-
-    def _sum_note(self, node_id: int) -> str:
-        """Where dy is a sum: the output was read by several nodes, each sent a share."""
-        node = self.tape.node(node_id)
-        readers = [r for out in node.outputs for r in self._users.get(out.id, [])]
-        if len(readers) < 2:
-            return ""
-        edges = ", ".join(f"node {n} ({html.escape(k)})" for n, k in readers)
-        return (
-            f"<div style='color:{_NOTE}'><i>the sum of {len(readers)} shares: this output "
-            f"is read by {edges}</i></div>"
-        )
-
     def static_html(self) -> str:
         if self.error is not None:
             return error_html("BackpropStepper", self.error)
@@ -300,53 +245,3 @@ def _live_graph(tape):
     except Exception:
         return None
     return None if view.error else view
-
-
-def _saved_html(d) -> str:
-    rows = "".join(
-        f"<div>{s['role']} <code>{html.escape(s['name'])}</code> "
-        f"{fmt_shape(s['shape'])}{_value_html(s['value'])}</div>"
-        for s in d["saved"]
-    )
-    return rows or "<i>nothing saved (the gradient needs only dy)</i>"
-
-
-def _local_html(d) -> str:
-    formula = f"<code style='font-size:13px'>{html.escape(d['formula'])}</code>"
-    numbers = "".join(
-        f"<div>&part;out/&part;<code>{html.escape(k)}</code> per element "
-        f"(d{html.escape(k)} &divide; dy){_value_html(v)}</div>"
-        for k, v in d["local"].items()
-        if v is not None
-    )
-    return formula + (numbers or "<div><i>not elementwise: the formula maps dy to each "
-                      "input's shape</i></div>")  # fmt: skip
-
-
-def _grads_html(d) -> str:
-    rows = "".join(
-        f"<div>d<code>{html.escape(k)}</code> &rarr; {html.escape(d['targets'][k])}"
-        f"{_value_html(v)}</div>"
-        for k, v in d["grads"].items()
-    )
-    skipped = ", ".join(f"<code>{html.escape(k)}</code>" for k in d.get("skipped", []))
-    if skipped:
-        rows += (
-            f"<div style='color:{_NOTE}'><i>not computed: {skipped} (no path to a watched "
-            "source, so the engine skipped it)</i></div>"
-        )
-    return rows or "<i>no gradient needed here</i>"
-
-
-def _accumulation_html(a) -> str:
-    rows = "".join(
-        f"<li>{'<b>this step</b>: ' if sh['this_step'] else ''}node {sh['node_id']} "
-        f"({html.escape(sh['label'])}, input <code>{html.escape(sh['input'])}</code>)"
-        f"{_value_html(sh['value'])}</li>"
-        for sh in a["shares"]
-    )
-    return (
-        f"<div><code>{html.escape(a['input'])}</code> = {html.escape(a['tensor'])} is read "
-        f"by {a['readers']} nodes; {len(a['shares'])} of their gradients so far:<ul "
-        f"style='margin:2px 0'>{rows}</ul>running total{_value_html(a['total'])}</div>"
-    )

@@ -13,7 +13,7 @@ import numpy as np
 from tapeviz.core.tensor import Tensor
 
 from .formulas import gradient_formula
-from .memory_data import _linked_tensor
+from .memory_data import linked_tensor
 
 
 def _arr(t):
@@ -40,7 +40,7 @@ def _local(dy, g, x):
 
 
 def _saved(node, s) -> dict:
-    t = s.tensor if s.tensor is not None else _linked_tensor(node, s)
+    t = s.tensor if s.tensor is not None else linked_tensor(node, s)
     return {"role": s.role, "name": str(s.name), "value": _arr(t), "shape": s.shape,
             "nbytes": s.nbytes}  # fmt: skip
 
@@ -64,7 +64,7 @@ def step_data(tape, index: int, users: dict | None = None) -> dict:
     dys = [_arr(d) for d in step.dy]
     saved = []
     for s in node.saved:
-        t = s.tensor if s.tensor is not None else _linked_tensor(node, s)
+        t = s.tensor if s.tensor is not None else linked_tensor(node, s)
         saved.append(
             {
                 "role": s.role,

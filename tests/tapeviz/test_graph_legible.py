@@ -185,11 +185,11 @@ def test_in_a_kernel_the_widget_draws_the_neighbouring_views_while_idle(monkeypa
     import asyncio
     import concurrent.futures
 
-    from tapeviz.graph import widget as widget_module
+    from tapeviz.graph import widget_ahead
 
     # the work-ahead budget is kernel seconds: on a busy machine it would end before every
     # group is drawn; what is tested here is which pictures, not how fast
-    monkeypatch.setattr(widget_module, "AHEAD_S", 1e9)
+    monkeypatch.setattr(widget_ahead, "AHEAD_S", 1e9)
     w = tv.GraphWidget(scoped_tape(blocks=3, ops_per_block=24), engine="wasm")
     sent = _sent(w)
     groups = re.findall(r"<title>(c\d+)</title>", w.svg)

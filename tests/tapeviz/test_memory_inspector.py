@@ -211,7 +211,7 @@ def test_compare_puts_each_tape_in_its_own_full_width_tab():
 
 
 def test_table_header_lines_up_with_the_rows_and_cuts_show_an_ellipsis():
-    from tapeviz.widgets.memory import _HEADER, _row_text
+    from tapeviz.widgets.memory_panel import _HEADER, _row_text
 
     panel = tv.MemoryInspector(_saves_tape("input")).panels[0]
     row = next(r for r in panel.report.rows if r.kernel == "DifferentiableFunction")

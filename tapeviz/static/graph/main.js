@@ -7,7 +7,7 @@
 // SVG shown (the stepper), without a new layout. Text from the model is only ever set with
 // textContent; the SVG is parsed and stripped of scripts.
 //
-// tapeviz/graph/widget.py joins the files of this folder into the one module anywidget
+// tapeviz/graph/view_parts.py joins the files of this folder into the one module anywidget
 // loads (VIEW_PARTS; relative imports would not resolve): each holds the top-level
 // functions of one concern, taking `v`, one view's state and elements; this last one wires
 // them together and has the `export default`.

@@ -5,7 +5,7 @@
 // legibility bounds: text >= 11 px in the first view, never < 9 px after "fit". The graph
 // writes no text under MIN_PT points (tapeviz/graph/style.py; test_graph_legible.py checks it)
 const OPEN_PX = 11, FIT_PX = 9;
-// VIEW_HEIGHT: the canvas's height at most (tapeviz/graph/widget.py's BOX_PX lays out for it)
+// VIEW_HEIGHT: the canvas's height at most (tapeviz/graph/opening.py's BOX_PX lays out for it)
 const VIEW_HEIGHT = 600, MIN_HEIGHT = 160;
 
 function floors(v) {
