@@ -15,7 +15,8 @@ import numpy as np
 
 from .. import kernel_names as K
 from .. import ops as o
-from ..backends.numpy.elementwise_math import binary, round_, unary
+from ..backends.numpy.elementwise import same
+from ..backends.numpy.elementwise_math import binary, round_
 from ..define import Definition as D
 
 _LN2, _LN10 = math.log(2.0), math.log(10.0)
@@ -105,28 +106,28 @@ _ZERO = {"x": "0"}  # piecewise constant
 # one row per primitive: kernel name, numpy kernel, VJP, saved inputs, saved outputs, formula
 # (no batching rule: the batched replay runs these once per row)
 DEFINITIONS = (
-    D(K.SINH, unary(np.sinh), _u(lambda dy, x: dy * o.cosh(x)), ("x",), formula={"x": r"\cosh {x}"}),
-    D(K.COSH, unary(np.cosh), _u(lambda dy, x: dy * o.sinh(x)), ("x",), formula={"x": r"\sinh {x}"}),
-    D(K.ASIN, unary(np.arcsin), _u(lambda dy, x: dy / o.sqrt(1 - x * x)), ("x",),
+    D(K.SINH, same(np.sinh), _u(lambda dy, x: dy * o.cosh(x)), ("x",), formula={"x": r"\cosh {x}"}),
+    D(K.COSH, same(np.cosh), _u(lambda dy, x: dy * o.sinh(x)), ("x",), formula={"x": r"\sinh {x}"}),
+    D(K.ASIN, same(np.arcsin), _u(lambda dy, x: dy / o.sqrt(1 - x * x)), ("x",),
       formula={"x": r"\frac{1}{\sqrt{1 - {x}^2}}"}),
-    D(K.ACOS, unary(np.arccos), _u(lambda dy, x: o.neg(dy) / o.sqrt(1 - x * x)), ("x",),
+    D(K.ACOS, same(np.arccos), _u(lambda dy, x: o.neg(dy) / o.sqrt(1 - x * x)), ("x",),
       formula={"x": r"-\frac{1}{\sqrt{1 - {x}^2}}"}),
-    D(K.ATAN, unary(np.arctan), _u(lambda dy, x: dy / (x * x + 1)), ("x",),
+    D(K.ATAN, same(np.arctan), _u(lambda dy, x: dy / (x * x + 1)), ("x",),
       formula={"x": r"\frac{1}{1 + {x}^2}"}),
-    D(K.ASINH, unary(np.arcsinh), _u(lambda dy, x: dy / o.sqrt(x * x + 1)), ("x",),
+    D(K.ASINH, same(np.arcsinh), _u(lambda dy, x: dy / o.sqrt(x * x + 1)), ("x",),
       formula={"x": r"\frac{1}{\sqrt{{x}^2 + 1}}"}),
-    D(K.ACOSH, unary(np.arccosh), _u(lambda dy, x: dy / o.sqrt(x * x - 1)), ("x",),
+    D(K.ACOSH, same(np.arccosh), _u(lambda dy, x: dy / o.sqrt(x * x - 1)), ("x",),
       formula={"x": r"\frac{1}{\sqrt{{x}^2 - 1}}"}),
-    D(K.ATANH, unary(np.arctanh), _u(lambda dy, x: dy / (1 - x * x)), ("x",),
+    D(K.ATANH, same(np.arctanh), _u(lambda dy, x: dy / (1 - x * x)), ("x",),
       formula={"x": r"\frac{1}{1 - {x}^2}"}),
-    D(K.EXPM1, unary(np.expm1), _u(lambda dy, y: dy * (y + 1)), (), (0,), formula={"x": "{y} + 1"}),
-    D(K.LOG2, unary(np.log2), _u(lambda dy, x: dy / (x * _LN2)), ("x",),
+    D(K.EXPM1, same(np.expm1), _u(lambda dy, y: dy * (y + 1)), (), (0,), formula={"x": "{y} + 1"}),
+    D(K.LOG2, same(np.log2), _u(lambda dy, x: dy / (x * _LN2)), ("x",),
       formula={"x": r"\frac{1}{{x} \ln 2}"}),
-    D(K.LOG10, unary(np.log10), _u(lambda dy, x: dy / (x * _LN10)), ("x",),
+    D(K.LOG10, same(np.log10), _u(lambda dy, x: dy / (x * _LN10)), ("x",),
       formula={"x": r"\frac{1}{{x} \ln 10}"}),
-    D(K.SINC, unary(np.sinc), _sinc, ("x",), (0,)),
-    D(K.FLOOR, unary(np.floor), _zero, formula=_ZERO),
-    D(K.CEIL, unary(np.ceil), _zero, formula=_ZERO),
+    D(K.SINC, same(np.sinc), _sinc, ("x",), (0,)),
+    D(K.FLOOR, same(np.floor), _zero, formula=_ZERO),
+    D(K.CEIL, same(np.ceil), _zero, formula=_ZERO),
     D(K.ROUND, round_, _zero, formula=_ZERO),
     D(K.ATAN2, binary(np.arctan2), _atan2, _RW,
       formula={"a": r"\frac{{b}}{{a}^2 + {b}^2}", "b": r"-\frac{{a}}{{a}^2 + {b}^2}"}),

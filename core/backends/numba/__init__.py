@@ -23,6 +23,7 @@ Example:
 from __future__ import annotations
 
 from ... import kernel_names as K
+from ...gradients import FAMILIES as FAMILIES_DEFINED
 from ...registry import Backend, get_kernel, kernels_for_backend, register_backend, register_kernel
 from . import _impl_elementwise, _impl_nn, _impl_reduce, elementwise, nn, reduce
 from ._runtime import CompileReport, report, settings
@@ -70,13 +71,17 @@ def register() -> None:
     _sync_delegations()
 
 
-def _reason(kernel_name: str, numpy_fn) -> str:
+def _reason(kernel_name: str) -> str:
     for family in FAMILIES:
         if kernel_name in family.DELEGATED:
             return family.DELEGATED[kernel_name]
-    module = getattr(numpy_fn, "__module__", "") or ""
-    family = module.rsplit(".", 1)[-1]
-    return DELEGATED_FAMILIES.get(family, _NO_KERNEL)
+    return DELEGATED_FAMILIES.get(_FAMILY_OF.get(kernel_name), _NO_KERNEL)
+
+
+# kernel name -> the family whose table defines it (core/gradients/<family>.py)
+_FAMILY_OF = {
+    d.name: f.__name__.rsplit(".", 1)[-1] for f in FAMILIES_DEFINED for d in f.DEFINITIONS
+}
 
 
 def _sync_delegations() -> None:
@@ -89,7 +94,7 @@ def _sync_delegations() -> None:
         if name not in K.ALL or (name in mine and name not in _DELEGATIONS):
             continue
         register_kernel(name, NAME, config.fn, delegates_to="numpy")
-        _DELEGATIONS[name] = _reason(name, config.fn)
+        _DELEGATIONS[name] = _reason(name)
 
 
 def use_compiled_elementwise(on: bool = True) -> None:
