@@ -38,7 +38,10 @@ def _concat(dy, saved, attrs):
 
 
 def _split(dy, saved, attrs):
-    """split: dx = concat(dy_1, ..., dy_n)"""
+    """split: dx = concat(dy_1, ..., dy_n); one part (``np.split(x, 1)``): its dy, a Tensor
+    (the engine hands a one-output node its dy alone, not in a tuple)."""
+    if not isinstance(dy, (tuple, list)):
+        return {"x": lambda: dy}
     return {"x": lambda: o.concat(list(dy), attrs["axis"])}
 
 

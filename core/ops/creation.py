@@ -80,14 +80,15 @@ def arange(start, stop=None, step=1, dtype="float32") -> Tensor:
     )
 
 
-def linspace(start, stop, num=50, dtype="float32", *, endpoint=True, retstep=False, axis=0):
+def linspace(start, stop, num=50, dtype=None, *, endpoint=True, retstep=False, axis=0):
     """``num`` evenly spaced values from ``start`` to ``stop`` (float32 unless ``dtype``).
 
     With a tensor endpoint it is differentiable, in the endpoints' dtype unless ``dtype`` is
     given (numpy's ``np.linspace`` on tensors runs this too): see ``linspace_tensors``.
     """
     if isinstance(start, Tensor) or isinstance(stop, Tensor):
-        return linspace_tensors(start, stop, num, endpoint, retstep, None, axis)
+        return linspace_tensors(start, stop, num, endpoint, retstep, dtype, axis)
+    dtype = "float32" if dtype is None else dtype
     out = np.linspace(start, stop, num, endpoint, retstep, dtype, axis)
     return (Tensor(out[0]), out[1]) if retstep else Tensor(out)
 
