@@ -16,6 +16,7 @@ import numpy as np
 
 from .. import engine, recording
 from ..source_location import where
+from .arguments import check_flag
 
 __all__ = ["detect_anomaly", "AnomalyError", "tensor_stats"]
 
@@ -194,7 +195,8 @@ def detect_anomaly(forward: bool = True, backward: bool = True):
         ...     print(e.phase, e.kernel, e.kind)
         forward Log nan
     """
-
+    check_flag("detect_anomaly", "forward", forward)
+    check_flag("detect_anomaly", "backward", backward)
     with recording.anomaly_checking(_Hook(forward, backward)):
         with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
             yield

@@ -19,7 +19,10 @@ import numpy as np
 from .. import engine, source_location
 from ..display import HtmlRepr
 from ..registry import BUILTIN_GRADIENTS
+from ..tape import Tape
+from ..tensor import Tensor
 from ..tensor_kinds import Constant
+from .arguments import check_choice, check_int, check_number, check_seed, describe
 from .gradcheck import DEFAULT_TOLERANCES, GradCheckReport
 from .node_problem import NodeProblem
 from .report import FAILURE_CLASSES
@@ -176,6 +179,7 @@ def audit(tape, mode="fast", eps=None, atol=None, rtol=None, seed=0, max_full=40
         >>> tv.audit(tape).passed
         True
     """
+    _check_arguments(tape, mode, eps, atol, rtol, seed, max_full)
     released = [n.id for n in tape.nodes if any(s.released for s in n.saved)]
     if released:
         raise ValueError(
@@ -198,6 +202,23 @@ def audit(tape, mode="fast", eps=None, atol=None, rtol=None, seed=0, max_full=40
     return result
 
 
+def _check_arguments(tape, mode, eps, atol, rtol, seed, max_full) -> None:
+    """A mistyped argument is an error naming it, never a verdict on the nodes."""
+    if not isinstance(tape, Tape):
+        raise TypeError(f"audit: tape must be a Tape (record with tv.Tape(persistent=True)), "
+                        f"got {describe(tape)}")  # fmt: skip
+    hint = ""
+    if isinstance(mode, Tensor):
+        hint = ("; audit(tape) checks every node the tape recorded and takes no loss or "
+                "target (its second parameter is mode)")  # fmt: skip
+    check_choice("audit", "mode", mode, ("fast", "full"), hint)
+    check_number("audit", "eps", eps, positive=True)
+    check_number("audit", "atol", atol, positive=False)
+    check_number("audit", "rtol", rtol, positive=False)
+    check_seed("audit", seed)
+    check_int("audit", "max_full", max_full)
+
+
 def _audit_node(node, result, mode, eps, atol, rtol, rng, max_full):
     try:
         p = NodeProblem(node)
@@ -211,7 +232,9 @@ def _audit_node(node, result, mode, eps, atol, rtol, rng, max_full):
         d_eps, d_atol, d_rtol = 1e-6, 1e-3, 1e-3  # atol: relative to the largest value
     else:
         d_eps, d_atol, d_rtol = DEFAULT_TOLERANCES["float32"]
-    eps, atol, rtol = eps or d_eps, atol or d_atol, rtol or d_rtol
+    eps = d_eps if eps is None else eps
+    atol = d_atol if atol is None else atol
+    rtol = d_rtol if rtol is None else rtol
     report = GradCheckReport(f"node {node.id} ({node.label})", 1, mode, eps, atol, rtol)
     names = _code_names(node)
     try:

@@ -30,8 +30,11 @@ def _wrap(a, variable=False):
     return Variable(np.array(a)) if variable else Tensor(np.asarray(a))
 
 
-def wrap_arguments(args, variables=()):
-    return [_wrap(a, i in variables) for i, a in enumerate(args)]
+def wrap_arguments(args, variables=(), diff=None):
+    """The arguments as ``f`` is called with them: each checked one (index in ``diff``; every
+    array when None) a Tensor or Variable, the others exactly as given."""
+    return [_wrap(a, i in variables) if diff is None or i in diff else a
+            for i, a in enumerate(args)]  # fmt: skip
 
 
 class FunctionProblem:
@@ -41,7 +44,7 @@ class FunctionProblem:
     def __init__(self, f, args, diff, name, variables=()):
         self.f, self.args, self.diff, self.name = f, list(args), list(diff), name
         self.variables = frozenset(variables)  # indices of the arguments given as Variables
-        self.xs = wrap_arguments(self.args, self.variables)
+        self.xs = wrap_arguments(self.args, self.variables, self.diff)
         self.tape = Tape(persistent=True)
         self.stops: list = []  # the values f's stop_gradient calls gave, in order
         token = FROZEN_STOPS.set(self._record_stop)
@@ -75,7 +78,7 @@ class FunctionProblem:
         token = FROZEN_STOPS.set(held) if self.stops else None
         try:
             with recording.no_grad():
-                out = self.f(*wrap_arguments(args, self.variables))
+                out = self.f(*wrap_arguments(args, self.variables, self.diff))
         finally:
             if token is not None:
                 FROZEN_STOPS.reset(token)

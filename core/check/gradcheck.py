@@ -16,6 +16,17 @@ from ..ops import cast
 from ..tape import Tape
 from ..tensor import Tensor
 from ..tensor_kinds import Variable
+from .arguments import (
+    check_callable,
+    check_choice,
+    check_flag,
+    check_float_dtype,
+    check_int,
+    check_number,
+    check_seed,
+    check_wrt,
+    describe,
+)
 from .comparison import FAILURE_CLASSES, InputCheck
 from .differences import directional, jacobians
 from .function_problem import FunctionProblem, wrap_arguments
@@ -45,26 +56,62 @@ class GradientCheckError(AssertionError):
 
 
 def _prepare(args, wrt, dtype, name):
-    """Arguments as arrays; floating ones (optionally) in ``dtype``: (args, diff, notes,
-    the indices of the arguments given as Variables)."""
+    """Arguments as ``f`` gets them: the checked ones (floating, and in ``wrt`` when given)
+    as arrays, optionally in ``dtype``; every other argument exactly as given (a tuple of
+    einsum subscripts stays a tuple). Returns (args, diff, notes, the indices of the
+    arguments given as Variables)."""
     out, diff, notes = [], [], []
     variables = {i for i, a in enumerate(args) if isinstance(a, Variable)}
     for i, a in enumerate(args):
-        arr = a.numpy() if isinstance(a, Tensor) else a
-        if isinstance(arr, (list, tuple)) or isinstance(arr, np.ndarray):
-            arr = np.array(arr)
-            if arr.dtype.kind == "f" and (wrt is None or i in wrt):
-                if dtype is not None and arr.dtype != dtype:
-                    notes.append(
-                        f"arg {i} is {arr.dtype}: checked in {np.dtype(dtype)} (with float32 "
-                        "central differences the rounding error, ~1e-7/eps, hides real bugs)"
-                    )
-                    arr = arr.astype(dtype)
-                diff.append(i)
+        arr = _floating(a) if wrt is None or i in wrt else None
+        if arr is None:
+            if wrt is not None and i in wrt:
+                raise TypeError(
+                    f"check_grads({name}): wrt names argument {i}, {describe(a)}, which is "
+                    "not a floating array, list or tensor: only those are checked (pass a "
+                    "number as np.array(x))"
+                )
+            out.append(a)
+            continue
+        if dtype is not None and arr.dtype != dtype:
+            notes.append(
+                f"arg {i} is {arr.dtype}: checked in {np.dtype(dtype)} (with float32 "
+                "central differences the rounding error, ~1e-7/eps, hides real bugs)"
+            )
+            arr = arr.astype(dtype)
+        diff.append(i)
         out.append(arr)
     if not diff:
         raise ValueError(f"check_grads({name}): no floating argument to check")
     return out, diff, notes, variables
+
+
+def _floating(a):
+    """A floating tensor, array or (nested) list as a new array; None for anything else."""
+    if isinstance(a, Tensor):
+        arr = a.numpy()
+    elif isinstance(a, (list, tuple, np.ndarray)):
+        try:
+            arr = np.array(a)
+        except ValueError:  # ragged: not an array
+            return None
+    else:
+        return None
+    return np.array(arr) if arr.dtype.kind == "f" else None
+
+
+def _check_arguments(f, order, eps, atol, rtol, mode, forward, raise_on_failure, dtype, seed):
+    where = "check_grads"
+    check_callable(where, "f", f)
+    check_choice(where, "order", order, (1, 2))
+    check_choice(where, "mode", mode, ("full", "fast"))
+    check_number(where, "eps", eps, positive=True)
+    check_number(where, "atol", atol, positive=False)
+    check_number(where, "rtol", rtol, positive=False)
+    check_flag(where, "forward", forward)
+    check_flag(where, "raise_on_failure", raise_on_failure)
+    check_float_dtype(where, "dtype", dtype)
+    check_seed(where, seed)
 
 
 def check_grads(f, *args, order=1, eps=None, atol=None, rtol=None, mode="full",
@@ -109,9 +156,8 @@ def check_grads(f, *args, order=1, eps=None, atol=None, rtol=None, mode="full",
         >>> tv.check_grads(lambda x: tv.tanh(x) * x, [0.5, -1.0]).passed
         True
     """
-    if order not in (1, 2) or mode not in ("full", "fast"):
-        raise ValueError(f"check_grads: order must be 1 or 2 and mode 'full' or 'fast', "
-                         f"got order={order!r}, mode={mode!r}")  # fmt: skip
+    _check_arguments(f, order, eps, atol, rtol, mode, forward, raise_on_failure, dtype, seed)
+    wrt = check_wrt("check_grads", wrt, len(args))
     name = getattr(f, "__name__", type(f).__name__)
     args, diff, notes, variables = _prepare(
         args, wrt, None if dtype is None else np.dtype(dtype), name
@@ -120,7 +166,7 @@ def check_grads(f, *args, order=1, eps=None, atol=None, rtol=None, mode="full",
     quiet = np.errstate(all="ignore")  # perturbed points may leave f's domain: no warnings
     quiet.__enter__()
     try:
-        parts, more = output_functions(f, wrap_arguments(args, variables), name)
+        parts, more = output_functions(f, wrap_arguments(args, variables, diff), name)
         report, rng = None, np.random.default_rng(seed)
         for label, f_k in parts:
             p = FunctionProblem(f_k, args, diff, name, variables)
@@ -199,7 +245,18 @@ def numerical_jacobian(f, args, index: int, eps: float = 1e-6) -> np.ndarray:
         array([[2., 0.],
                [0., 4.]])
     """
-    arrays = [a.numpy() if isinstance(a, Tensor) else np.asarray(a) for a in args]
+    where = "numerical_jacobian"
+    check_callable(where, "f", f)
+    if not isinstance(args, (list, tuple)):
+        raise TypeError(f"{where}: args must be a list or tuple of f's arguments, "
+                        f"got {describe(args)}")  # fmt: skip
+    check_int(where, "index", index)
+    check_number(where, "eps", eps, positive=True, none=False)
+    if index >= len(args) or _floating(args[index]) is None:
+        got = describe(args[index]) if index < len(args) else f"only {len(args)} arguments"
+        raise TypeError(f"{where}: index {index} must name a floating array, list or tensor "
+                        f"among args, got {got}")  # fmt: skip
+    arrays = [_floating(a) if i == index else a for i, a in enumerate(args)]
     p = FunctionProblem(f, arrays, [index], getattr(f, "__name__", "f"))
     u = np.random.default_rng(0).standard_normal(arrays[index].shape)
     return jacobians(p, 0, eps, u, directional(p, 0, u, eps)[0])[0][0]

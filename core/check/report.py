@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..display import HtmlRepr
+from .arguments import describe
 from .comparison import FAILURE_CLASSES, InputCheck
 from .eps_sweep import EpsSweep, sweep_verdict
 
@@ -81,7 +82,7 @@ class GradCheckReport(HtmlRepr):
         """
         if self._sweep is None:
             raise ValueError(f"eps_sweep: report of {self.function} holds no function to rerun")
-        eps = np.logspace(-12, 0, 25) if eps is None else np.sort(np.asarray(eps, float))
+        eps = np.logspace(-12, 0, 25) if eps is None else _steps(eps)
         return self._sweep(eps, self.eps)
 
     def summary(self) -> str:
@@ -109,3 +110,16 @@ class GradCheckReport(HtmlRepr):
             "notes": list(self.notes),
             "checks": [c.to_dict() for c in self.checks],
         }
+
+
+def _steps(eps) -> np.ndarray:
+    """``eps_sweep``'s steps: positive finite numbers, sorted."""
+    try:
+        arr = np.asarray(eps, float).reshape(-1)
+    except (TypeError, ValueError):
+        raise TypeError(
+            f"eps_sweep: eps must be step sizes (numbers), got {describe(eps)}"
+        ) from None
+    if isinstance(eps, (str, bytes)) or not arr.size or not np.all(np.isfinite(arr) & (arr > 0)):
+        raise ValueError(f"eps_sweep: eps must be positive finite step sizes, got {eps!r}")
+    return np.sort(arr)

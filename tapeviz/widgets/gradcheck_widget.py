@@ -16,6 +16,13 @@ import time
 import ipywidgets as W
 import numpy as np
 
+from tapeviz.core.check.arguments import (
+    check_callable,
+    check_int,
+    check_number,
+    check_real,
+    describe,
+)
 from tapeviz.core.tensor import Tensor
 from tapeviz.present.ahead import make_room, serialized
 
@@ -31,8 +38,42 @@ __all__ = ["SWEEP_EPS", "Check", "GradCheckWidget"]
 
 
 def _as64(a):
-    arr = a.numpy() if isinstance(a, Tensor) else np.asarray(a)
-    return arr.astype(np.float64) if arr.dtype.kind == "f" else arr
+    """A floating argument as a float64 array; any other argument (an int array, a tuple of
+    einsum subscripts, ...) exactly as given: f gets what the user passed."""
+    arr = a.numpy() if isinstance(a, Tensor) else a
+    if isinstance(arr, (list, tuple, np.ndarray)):
+        try:
+            arr = np.asarray(arr)
+        except ValueError:  # ragged: not an array
+            return a
+        if arr.dtype.kind == "f":
+            return arr.astype(np.float64)
+    return a
+
+
+def _floating(a) -> bool:
+    return isinstance(a, np.ndarray) and a.dtype.kind == "f"
+
+
+def _check_arguments(f, arg, eps, atol, rtol, x_range) -> None:
+    """A mistyped argument is an error naming it, raised at once (not a badge, never a
+    verdict on the gradient)."""
+    where = "GradCheckWidget"
+    check_callable(where, "f", f)
+    check_int(where, "arg", arg)  # its range against f's arguments: _setup (in the badge)
+    check_number(where, "eps", eps, positive=True, none=False)
+    if not 1e-12 <= eps <= 0.1:
+        raise ValueError(f"{where}: eps must be between 1e-12 and 0.1 (the eps slider's "
+                         f"range), got {eps!r}")  # fmt: skip
+    check_number(where, "atol", atol, positive=False)
+    check_number(where, "rtol", rtol, positive=False)
+    if x_range is None:
+        return
+    if not isinstance(x_range, (tuple, list)) or len(x_range) != 2:
+        raise TypeError(f"{where}: x_range must be (lo, hi), got {describe(x_range)}")
+    lo, hi = (check_real(where, "x_range", v) for v in x_range)
+    if not lo < hi:
+        raise ValueError(f"{where}: x_range must be (lo, hi) with lo < hi, got {x_range!r}")
 
 
 class GradCheckWidget(ChecksAhead, W.VBox):
@@ -64,6 +105,7 @@ class GradCheckWidget(ChecksAhead, W.VBox):
     def __init__(
         self, f, *args, arg: int = 0, eps: float = 1e-6, atol=None, rtol=None, x_range=None
     ):
+        _check_arguments(f, arg, eps, atol, rtol, x_range)
         make_room()
         self.f, self.atol, self.rtol = f, atol, rtol
         self.name = getattr(f, "__name__", type(f).__name__)
@@ -113,14 +155,14 @@ class GradCheckWidget(ChecksAhead, W.VBox):
         if not args:
             raise TypeError(f"GradCheckWidget: {self.name} needs at least one argument")
         self.args0 = [_as64(a) for a in args]
-        if not (0 <= arg < len(args)) or self.args0[arg].dtype.kind != "f":
+        if not (0 <= arg < len(args)) or not _floating(self.args0[arg]):
             raise ValueError(
                 f"GradCheckWidget: argument {arg} of {self.name} must be a "
                 f"floating array (got {len(args)} arguments)"
             )
         self.arg = arg
         x0 = self.args0[arg]
-        y = self.f(*[Tensor(a) for a in self.args0])
+        y = self.f(*[Tensor(a) if _floating(a) else a for a in self.args0])
         y_size = int(np.size(y.numpy() if isinstance(y, Tensor) else y))
         self.one_d = x0.size == 1 and y_size == 1
         c = float(x0.reshape(-1)[0]) if self.one_d else 0.0
