@@ -40,7 +40,9 @@ class Optimizer:
 
         Args:
             loss_fn: no-argument function returning a scalar loss Tensor.
-            var_list: variables to train (default: every trainable variable the loss used).
+            var_list: variables to train (default: every trainable variable the loss used);
+                the non-trainable ones in it are left unchanged (TensorFlow.js's
+                ``variableGrads`` prunes them the same way), so a frozen layer stays frozen.
             return_cost: return the loss tensor.
             jit: run the loss and its gradients as a compiled program (``tv.jit``), traced
                 once per ``loss_fn`` code; the update itself stays as it is.
@@ -59,14 +61,15 @@ class Optimizer:
         """
         who = f"{type(self).__name__}.minimize"
         if var_list is not None:
-            var_list = _check_vars(var_list, who)
+            var_list = [v for v in _check_vars(var_list, who) if v.trainable]
         if jit:
             from .jit.train import minimize_step
 
             loss, grads, var_list = minimize_step(self, _loss_and_grads, loss_fn, var_list, who)
         else:
             loss, grads, var_list = _loss_and_grads(loss_fn, var_list, who)
-        self.apply_gradients(list(zip(grads, var_list)), _who=who)
+        # a variable frozen since the program was traced is not trained (eagerly: none)
+        self.apply_gradients([(g, v) for g, v in zip(grads, var_list) if v.trainable], _who=who)
         return loss if return_cost else None
 
     def apply_gradients(self, grads_and_vars, _who=None) -> None:

@@ -7,6 +7,8 @@ in order (variables, sub-modules, lists of them, and any object with a ``paramet
 
 from __future__ import annotations
 
+import weakref
+
 import numpy as np
 
 from ..arrays import to_array
@@ -35,6 +37,10 @@ class Module:
     Attributes:
         name: unique name (``dense``, ``dense_1``, ...), used as the tape's name scope.
         training: True in training mode (``train()``), False after ``eval()``.
+        trainable: False freezes the module (as TensorFlow.js's ``Layer.trainable``): every
+            Variable it holds, its sub-modules' too and those ``build`` creates later, is set
+            ``trainable=False``, so ``fit`` and ``minimize`` leave it unchanged and
+            ``summary()`` counts it non-trainable; True unfreezes exactly what it froze.
         built: whether ``build`` has run.
 
     Example:
@@ -50,6 +56,10 @@ class Module:
 
     def __init__(self, name: str | None = None):
         self.name = name or unique_name(snake_case(type(self).__name__))
+        # the Variables ``trainable = False`` froze, to unfreeze (a WeakSet: not a list, so
+        # ``parameters()``, which walks lists of attributes, does not list them twice)
+        self._frozen = weakref.WeakSet()
+        self._trainable = True
         self.training = True
         self.built = False
         self.stop_training = False
@@ -73,10 +83,14 @@ class Module:
             )
 
     def add_weight(self, name, shape, initializer="glorot_uniform", dtype=None, seed=None):
-        """A new trainable Variable named ``<module name>/<name>`` (dtype: the input's)."""
+        """A new Variable named ``<module name>/<name>`` (dtype: the input's), trainable
+        unless the module is frozen (``trainable = False``)."""
         dtype = np.dtype(dtype or self.dtype)
         value = initial_value(initializer, tuple(shape), dtype, generator(seed))
-        return Variable(value, f"{self.name}/{name}")
+        v = Variable(value, f"{self.name}/{name}", trainable=self.trainable)
+        if not self.trainable:  # a frozen module builds frozen weights, unfrozen with it
+            self._frozen.add(v)
+        return v
 
     # --- calling -------------------------------------------------------------------------
     def __call__(self, x):
@@ -102,6 +116,43 @@ class Module:
             if isinstance(m, Module):
                 m.train(mode)
         return self
+
+    @property
+    def trainable(self) -> bool:
+        """Whether ``fit``/``minimize`` may change this module's weights (see the class)."""
+        return self.__dict__.get("_trainable", True)
+
+    @trainable.setter
+    def trainable(self, value: bool) -> None:
+        if not isinstance(value, (bool, np.bool_)):
+            raise TypeError(
+                f"{type(self).__name__} {self.name!r}: trainable must be True or False, "
+                f"got {type(value).__name__} {value!r}"
+            )
+        value = bool(value)
+        frozen = self.__dict__.setdefault("_frozen", weakref.WeakSet())
+        if not value:  # freeze what is trainable now; remember it
+            for v in self._own_variables():
+                if v.trainable:
+                    v.trainable = False
+                    frozen.add(v)
+        else:  # unfreeze only what freezing froze (a weight made non-trainable stays so)
+            for v in list(frozen):
+                v.trainable = True
+            frozen.clear()
+        self._trainable = value
+        for m in self.children():
+            if isinstance(m, Module):
+                m.trainable = value
+
+    def _own_variables(self) -> list:
+        """The Variables this module holds itself (not through a sub-module)."""
+        out = []
+        for value in vars(self).values():
+            for item in value if isinstance(value, (list, tuple)) else (value,):
+                if not isinstance(item, Module):
+                    out += [v for _, v in _params_of(item, "")]
+        return out
 
     def eval(self) -> Module:
         """Evaluation mode (dropout off); returns self."""

@@ -30,7 +30,8 @@ class Sequential(Module):
             self.add(layer)
 
     def add(self, layer) -> None:
-        """Append a layer (a non-module callable is wrapped in ``Lambda``)."""
+        """Append a layer (a non-module callable is wrapped in ``Lambda``); a frozen model
+        (``trainable = False``) freezes it."""
         if not isinstance(layer, Module):
             if not callable(layer):
                 raise TypeError(
@@ -38,6 +39,8 @@ class Sequential(Module):
                     f"{type(layer).__name__}"
                 )
             layer = Lambda(layer)
+        if not self.trainable:  # a layer added to a frozen model is frozen with it
+            layer.trainable = False
         self.layers.append(layer)
         self.built = False
 

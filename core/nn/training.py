@@ -98,6 +98,7 @@ def fit(
     if validation_data is not None:
         validation_data = _pairs(*validation_data, "fit: validation_data")
     _check_sizes(epochs, batch_size)
+    _check_trainable(model)
     run = _Run(model, opt, loss_fn, resolve_metrics(metrics, loss_fn), batch_size)
     if jit:
         from ..jit.train import fit_step
@@ -123,6 +124,17 @@ def fit(
     model.eval()
     cbs.call("on_train_end", {"step": run.step})
     return history
+
+
+def _check_trainable(model) -> None:
+    """A model whose every parameter is frozen has nothing to train: say so (minimize's own
+    error would say the loss uses no trainable variable, true but not why)."""
+    frozen = not getattr(model, "trainable", True)  # unbuilt: its weights will be frozen
+    if frozen or (not model.trainable_parameters() and model.parameters()):
+        raise ValueError(
+            f"fit: every parameter of {type(model).__name__} {model.name!r} is frozen "
+            "(trainable=False): nothing to train; set trainable = True on the layers to train"
+        )
 
 
 def _check_sizes(epochs, batch_size):
@@ -176,13 +188,19 @@ def _train_step(model, opt, loss_fn, metric_fns, xb, yb) -> dict:
         out.append(pred)
         return value
 
-    cost = opt.minimize(objective, var_list=model.trainable_parameters() or None, return_cost=True)
+    params = model.trainable_parameters()
+    if not params:  # frozen by a callback while training (fit checked it at the start)
+        _check_trainable(model)
+    cost = opt.minimize(objective, var_list=params or None, return_cost=True)
     return _logs(cost, metric_fns, yb, out[0])
 
 
 def _jit_train_step(run, xb, yb) -> dict:
     cost, pred, grads, params = run.jitted(xb, yb, run.model.training)
-    run.opt.apply_gradients(list(zip(grads, params)), _who=f"{type(run.opt).__name__}.minimize")
+    pairs = [(g, p) for g, p in zip(grads, params) if p.trainable]  # frozen since the trace
+    if not pairs:
+        _check_trainable(run.model)
+    run.opt.apply_gradients(pairs, _who=f"{type(run.opt).__name__}.minimize")
     return _logs(cost, run.metric_fns, yb, pred)
 
 
