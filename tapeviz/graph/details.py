@@ -12,6 +12,7 @@ import numpy as np
 
 from tapeviz.core.tensor import Tensor
 
+from ..present.text import visible_tree
 from ..present.units import fmt_bytes
 from .cells import source_text
 from .style import fmt_shape
@@ -118,6 +119,10 @@ def node_details(tape, data, node_id: str) -> dict:
         >>> node_details(tape, extract(tape), "n0")["rows"][0]
         ['kernel', 'Mul']
     """
+    return visible_tree(_node_details(tape, data, node_id))  # JSON to the browser: no surrogates
+
+
+def _node_details(tape, data, node_id: str) -> dict:
     item = data.index().get(node_id)
     if item is None:
         return {

@@ -5,7 +5,9 @@ The system ``dot`` gets HTML-like labels (bold titles, small print, a coloured b
 badge, a ``data | grad`` record). The WebAssembly Graphviz is built without HTML-label
 support, so it gets the same lines as plain text. Either way all user text is escaped:
 ``html.escape`` inside HTML labels, ``style.attr`` (backslashes and quotes) in plain ones,
-so a tensor named ``<script>`` or ``"a"->b`` is drawn as text, never read as markup or DOT.
+so a tensor named ``<script>`` or ``"a"->b`` is drawn as text, never read as markup or DOT;
+first, in both, a character XML, Graphviz or UTF-8 cannot carry (a control character, a NUL,
+a lone surrogate) or a bidi override is written as its escape (``present.text.visible``).
 
 Spec lines: ``("title", text, tag)``, ``("text", text, colour)``, ``("values", value, grad,
 show_grad)``, ``("badge", backend)``, ``("mark", state, text)``.
@@ -13,15 +15,14 @@ show_grad)``, ``("badge", backend)``, ``("mark", state, text)``.
 
 from __future__ import annotations
 
-import html
-
 from ..present.palette import GREY, SHADE
+from ..present.text import html_text
 from .style import BACKEND_BADGES, HIGHLIGHTS, MIN_PT, attr, fmt_value
 
 
 def esc(text) -> str:
     """Text safe inside a Graphviz HTML-like label (``<``, ``>``, ``&``, quotes escaped)."""
-    return html.escape(str(text), quote=True).replace("\n", "<BR/>")
+    return html_text(text).replace("\n", "<BR/>")
 
 
 def small(text: str, color: str | None = None, size: int = MIN_PT) -> str:

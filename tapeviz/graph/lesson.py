@@ -10,12 +10,12 @@ sees what the bug breaks.
 
 from __future__ import annotations
 
-import html
 import pathlib
 
 import numpy as np
 
 from ..present.palette import GREY, OKABE_ITO
+from ..present.text import html_text, visible
 from .lesson_names import OP_SYMBOLS, caller_names, derived_name, tensor_names
 from .lesson_unfuse import unfuse as expand
 from .png import svg_to_png
@@ -119,6 +119,7 @@ def _num(a) -> str:
 
 def _esc(text: str) -> str:
     """Escape a record-label field (both Graphviz engines read plain record labels)."""
+    text = visible(text).replace("&", "&amp;")  # Graphviz passes entities through
     for ch in '\\{}|<>"':
         text = text.replace(ch, "\\" + ch)
     return text
@@ -209,7 +210,7 @@ class LessonGraph:
             svg = fit_width(self.to_svg(), min_scale=lesson_min_scale(self.font_size))
             return {"text/plain": text, "image/svg+xml": svg}
         except Exception as e:  # say what failed, in place
-            msg = html.escape(f"{type(e).__name__}: {e}")
+            msg = html_text(f"{type(e).__name__}: {e}")
             return {"text/plain": text, "text/html": f"<pre>graph could not be drawn: {msg}</pre>"}
 
 

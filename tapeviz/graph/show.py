@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import html
 import pathlib
 import re
 import sys
 
+from ..present.text import html_text
 from .extract import GraphData, extract
 from .png import svg_to_png
 from .render import render_dot, render_svg, resolve_engine, to_dot
@@ -160,7 +160,7 @@ class GraphView:
         try:
             svg = self.to_svg()
         except Exception as e:  # errors are part of the UI: say what failed, in place
-            msg = html.escape(f"{type(e).__name__}: {e}")
+            msg = html_text(f"{type(e).__name__}: {e}")
             return {"text/plain": text, "text/html": f"<pre>graph could not be drawn: {msg}</pre>"}
         return {"text/plain": text, "image/svg+xml": fit_width(svg)}
 

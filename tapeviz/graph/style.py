@@ -11,6 +11,7 @@ import math
 import numpy as np
 
 from ..present.palette import GREY, HIGHLIGHT, OKABE_ITO, TINT, WHITE
+from ..present.text import visible
 
 # Font sizes in points (1 pt = 4/3 CSS px at 100 %): no text is smaller than MIN_PT, so the
 # widgets know the scale that keeps every label >= 11 px (open) and >= 9 px ("fit").
@@ -76,8 +77,17 @@ HIGHLIGHTS = {
 
 
 def attr(value) -> str:
-    """A quoted DOT attribute value (backslashes and quotes escaped)."""
-    s = str(value).replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+    """A quoted DOT attribute value (backslashes and quotes escaped; ``&`` as ``&amp;``, since
+    Graphviz passes an entity such as ``&lt;`` through to the SVG, where it would be read as
+    ``<``; control characters, lone surrogates and bidi overrides written as their escapes:
+    ``present.text.visible``)."""
+    s = (
+        visible(value)
+        .replace("&", "&amp;")
+        .replace("\\", "\\\\")
+        .replace('"', '\\"')
+        .replace("\n", "\\n")
+    )
     return f'"{s}"'
 
 

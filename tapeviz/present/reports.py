@@ -7,13 +7,12 @@ a small table for a notebook. ``register_renderers`` hooks them into
 
 from __future__ import annotations
 
-import html
-
 from tapeviz.core.check.audit import AuditReport
 from tapeviz.core.check.report import FAILURE_CLASSES, GradCheckReport
 from tapeviz.core.display import register_html
 
 from .palette import FAIL, PASS
+from .text import html_text
 
 __all__ = ["audit_html", "gradcheck_html", "layer_info_html", "register_renderers"]
 
@@ -39,16 +38,16 @@ def gradcheck_html(report) -> str:
     colour, word = _verdict(report.passed)
     head = (
         f"<span style='background:{colour};color:white;padding:1px 6px;border-radius:3px;"
-        f"font-weight:bold'>{word}</span> <code>check_grads({html.escape(report.function)})"
+        f"font-weight:bold'>{word}</span> <code>check_grads({html_text(report.function)})"
         f"</code> order {report.order}, {report.mode} mode, eps {report.eps:g}"
     )
     rows = [_check_row(c) for c in report.checks]
     rows += [
-        f"<tr><td>—</td><td>FAIL</td><td colspan=5>{html.escape(e['message'])}</td>"
-        f"<td>{html.escape(e['failure'])}</td></tr>"
+        f"<tr><td>—</td><td>FAIL</td><td colspan=5>{html_text(e['message'])}</td>"
+        f"<td>{html_text(e['failure'])}</td></tr>"
         for e in report.errors
     ]
-    notes = "".join(f"<li>{html.escape(n)}</li>" for n in report.notes)
+    notes = "".join(f"<li>{html_text(n)}</li>" for n in report.notes)
     header = "".join(f"<th>{c}</th>" for c in _COLUMNS)
     return (
         f"<div class='tv-gradcheck'>{head}<table><tr>{header}</tr>{''.join(rows)}</table>"
@@ -58,7 +57,7 @@ def gradcheck_html(report) -> str:
 
 def _check_row(c) -> str:
     colour, word = _verdict(c.passed)
-    cells = [html.escape(c.label), f"<b style='color:{colour}'>{word}</b>"]
+    cells = [html_text(c.label), f"<b style='color:{colour}'>{word}</b>"]
     if c.abs_err.size:
         w = c.worst_elements(1)[0]
         cells += [f"{w['abs_err']:.3g}", str(w["index"]), f"{w['analytic']:.6g}",
@@ -67,7 +66,7 @@ def _check_row(c) -> str:
         cells += ["—"] * 5
     failure = "" if c.passed else (c.failure or "value mismatch")
     words = FAILURE_CLASSES.get(failure, "")
-    cells.append(f"<b>{html.escape(failure)}</b><br><small>{html.escape(words)}</small>")
+    cells.append(f"<b>{html_text(failure)}</b><br><small>{html_text(words)}</small>")
     row = "<tr>" + "".join(f"<td>{x}</td>" for x in cells) + "</tr>"
     if c.passed or not c.abs_err.size:
         return row
@@ -76,17 +75,17 @@ def _check_row(c) -> str:
         for e in c.worst_elements(5)
         if not e["passed"]
     )
-    detail = html.escape(c.detail + (" " if c.detail else "")) + "worst (analytic vs numerical): "
-    return row + f"<tr><td></td><td colspan=7><small>{detail}{html.escape(worst)}</small></td></tr>"
+    detail = html_text(c.detail + (" " if c.detail else "")) + "worst (analytic vs numerical): "
+    return row + f"<tr><td></td><td colspan=7><small>{detail}{html_text(worst)}</small></td></tr>"
 
 
 def audit_html(report) -> str:
     """An ``AuditReport`` as a verdict line and one table row per wrong node."""
     colour, word = _verdict(report.passed)
     rows = "".join(
-        f"<tr><td>{n.node_id}</td><td>{html.escape(n.label)}</td>"
-        f"<td>{html.escape(n.kernel)}</td><td><b style='color:{FAIL}'>FAIL</b></td>"
-        f"<td>{html.escape(n.failure or '')}</td></tr>"
+        f"<tr><td>{n.node_id}</td><td>{html_text(n.label)}</td>"
+        f"<td>{html_text(n.kernel)}</td><td><b style='color:{FAIL}'>FAIL</b></td>"
+        f"<td>{html_text(n.failure or '')}</td></tr>"
         for n in report.failures
     )
     return (
@@ -98,8 +97,8 @@ def audit_html(report) -> str:
 def layer_info_html(info) -> str:
     """A ``CompiledLayer.info()`` report as a two-column table."""
     body = "".join(
-        f"<tr><th style='text-align:left'>{html.escape(k)}</th>"
-        f"<td style='text-align:left'>{html.escape(str(v))}</td></tr>"
+        f"<tr><th style='text-align:left'>{html_text(k)}</th>"
+        f"<td style='text-align:left'>{html_text(str(v))}</td></tr>"
         for k, v in info.rows()
     )
-    return f"<b>CompiledLayer {html.escape(info.name)}</b><table>{body}</table>"
+    return f"<b>CompiledLayer {html_text(info.name)}</b><table>{body}</table>"

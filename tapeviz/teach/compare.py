@@ -9,7 +9,6 @@ a mismatch; the two lesson graphs are drawn the same way, yours on the left.
 
 from __future__ import annotations
 
-import html
 import sys
 
 import numpy as np
@@ -18,6 +17,7 @@ import tapeviz.core as core
 
 from ..graph.lesson import LessonGraph, lesson_graph
 from ..present.palette import FAIL, PASS
+from ..present.text import html_text
 from .patterns import describe
 
 __all__ = ["Comparison", "compare_values"]
@@ -94,8 +94,8 @@ class Comparison:
         for name, vd, ed, vg, eg, verdict in self.rows:
             colour = PASS if verdict == "agrees" else FAIL
             nums = "".join(f"<td>{_num(v)}</td>" for v in (vd, ed, vg, eg))
-            body += (f"<tr><td><b>{html.escape(name)}</b></td>{nums}"
-                     f"<td style='color:{colour}'>{html.escape(verdict)}</td></tr>")  # fmt: skip
+            body += (f"<tr><td><b>{html_text(name)}</b></td>{nums}"
+                     f"<td style='color:{colour}'>{html_text(verdict)}</td></tr>")  # fmt: skip
         graphs = "".join(
             f"<div style='flex:1;min-width:280px'><b>{title}</b>{g.to_svg()}</div>"
             for title, g in (("your Value", self.yours), ("tapeviz's engine", self.engine))

@@ -7,12 +7,12 @@ offset, a known misconception — to name its pattern (``patterns.py``'s sentenc
 
 from __future__ import annotations
 
-import html
 from dataclasses import dataclass
 
 import numpy as np
 
 from ..present.palette import FAIL, PASS
+from ..present.text import html_text
 from .patterns import PATTERNS
 from .seal import data_print, differences_match, matches, sealed_exercises
 
@@ -43,11 +43,11 @@ class Verdict:
 
     def _repr_html_(self) -> str:
         colour, word = (PASS, "correct") if self.correct else (FAIL, "not yet")  # colour + word
-        text = f": {html.escape(self.message)}" if self.message else ""
+        text = f": {html_text(self.message)}" if self.message else ""
         return (
             f"<div style='border-left:4px solid {colour};padding:2px 8px'>"
             f"<b style='color:{colour}'>{word}</b> "
-            f"<small>(exercise {html.escape(self.exercise)})</small>{text}</div>"
+            f"<small>(exercise {html_text(self.exercise)})</small>{text}</div>"
         )
 
 

@@ -9,12 +9,11 @@ instead), so "Run All" shows no answer before you give it; ``show=True`` is the 
 
 from __future__ import annotations
 
-import html
-
 import numpy as np
 
 from ..graph.lesson import caller_names, lesson_graph, tensor_names
 from ..present.palette import FAIL, PASS
+from ..present.text import html_text
 from .patterns import describe
 
 __all__ = ["Reveal", "reveal"]
@@ -54,9 +53,9 @@ class Reveal:
             mine = "…" if got is ... or got is None else _num(got)
             engine = "?" if want is None else _num(want)
             cells.append(
-                f"<tr><td><b>∂/∂{html.escape(name)}</b></td><td>{html.escape(mine)}</td>"
-                f"<td>{html.escape(engine)}</td>"
-                f"<td style='color:{colour}'>{html.escape(verdict)}</td></tr>"
+                f"<tr><td><b>∂/∂{html_text(name)}</b></td><td>{html_text(mine)}</td>"
+                f"<td>{html_text(engine)}</td>"
+                f"<td style='color:{colour}'>{html_text(verdict)}</td></tr>"
             )
         head = "<tr><th>gradient</th><th>yours</th><th>engine</th><th></th></tr>"
         note = ""

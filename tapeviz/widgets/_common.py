@@ -8,12 +8,12 @@ on change, which does not flicker.
 from __future__ import annotations
 
 import base64
-import html
 import io
 
 import numpy as np
 
 from ..present.palette import FAIL, OKABE_ITO, TINT, WHITE
+from ..present.text import html_text
 
 
 def new_figure(width: float, height: float, dpi: int = 90, layout: str | None = "constrained"):
@@ -46,7 +46,7 @@ def figure_png(fig) -> bytes:
 
 def png_img_tag(png: bytes, alt: str = "plot") -> str:
     data = base64.b64encode(png).decode("ascii")
-    return f"<img alt='{html.escape(alt)}' src='data:image/png;base64,{data}'/>"
+    return f"<img alt='{html_text(alt)}' src='data:image/png;base64,{data}'/>"
 
 
 def error_html(title: str, message) -> str:
@@ -57,8 +57,8 @@ def error_html(title: str, message) -> str:
         f"<div role='alert' style='border:2px solid {FAIL};border-left-width:8px;"
         f"background:{TINT['pale_vermillion']};padding:8px 12px;margin:4px 0;"
         "font-family:sans-serif'>"
-        f"<b>&#9888; {html.escape(title)}</b><pre style='white-space:pre-wrap;margin:4px 0 0'>"
-        f"{html.escape(str(message))}</pre></div>"
+        f"<b>&#9888; {html_text(title)}</b><pre style='white-space:pre-wrap;margin:4px 0 0'>"
+        f"{html_text(str(message))}</pre></div>"
     )
 
 
@@ -108,7 +108,7 @@ def stats_html(a: np.ndarray) -> str:
     )
     return (
         f"<table style='font-size:12px'>{cells}</table>"
-        f"<pre style='font-size:11px;margin:4px 0'>{html.escape(preview(a))}</pre>"
+        f"<pre style='font-size:11px;margin:4px 0'>{html_text(preview(a))}</pre>"
     )
 
 
@@ -117,7 +117,7 @@ def _fmt(v) -> str:
         return f"{v:.5g}"
     if isinstance(v, tuple):
         return fmt_shape(v)
-    return html.escape(str(v))
+    return html_text(str(v))
 
 
 def histogram_png(a: np.ndarray, title: str = "", bins: int = 30) -> bytes:

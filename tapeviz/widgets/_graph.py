@@ -7,10 +7,10 @@ highlight states, written in words as well as colour) takes its place.
 
 from __future__ import annotations
 
-import html
 import re
 
 from ..present.palette import GREY, OKABE_ITO, STATE, WHITE
+from ..present.text import html_text
 from ._common import error_html
 
 _BLACK = OKABE_ITO["black"]
@@ -86,7 +86,7 @@ class HighlightGraph:
             boxes.append(
                 f"<span style='display:inline-block;margin:2px;padding:3px 6px;border:{border};"
                 f"border-radius:6px;background:{colour};color:{text_colour};font:12px monospace'>"
-                f"{node.id}: {html.escape(str(node.label))}"
+                f"{node.id}: {html_text(str(node.label))}"
                 f"{'<br/><small>' + word + '</small>' if word else ''}</span>"
             )
         arrows = " &rarr; ".join(boxes)

@@ -10,7 +10,6 @@ browser (``ipywidgets.jslink`` on ``pointed``: no round trip through the kernel)
 
 from __future__ import annotations
 
-import html
 import pathlib
 
 import anywidget
@@ -18,6 +17,8 @@ import ipywidgets as widgets
 import traitlets as t
 
 from tapeviz.core.jit import JitFunction, jit
+
+from ..present.text import html_text
 
 __all__ = ["show_code", "CodeView", "CodeWidget", "highlight"]
 
@@ -31,7 +32,7 @@ def highlight(line: str) -> str:
         from pygments.formatters import HtmlFormatter
         from pygments.lexers import PythonLexer
     except ImportError:  # pragma: no cover - pygments comes with IPython
-        return html.escape(line)
+        return html_text(line)
     return _highlight(line, PythonLexer(), HtmlFormatter(nowrap=True)).rstrip("\n")
 
 

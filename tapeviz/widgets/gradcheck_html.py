@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import html
-
 from ..present.palette import FAIL, PASS
+from ..present.text import html_text
 from .gradcheck_data import Check, failure_words, jacobian_entries, worst_entries
 
 
@@ -18,19 +17,19 @@ def badge_html(name: str, arg: int, now: Check) -> str:
         return (
             f"<div style='font-family:sans-serif;padding:4px'><span style='background:"
             f"{colour};color:white;padding:3px 10px;border-radius:4px;font-weight:bold'>"
-            f"{word}</span> <b>{html.escape(name)}</b>: "
-            f"{html.escape(words)}</div>"
+            f"{word}</span> <b>{html_text(name)}</b>: "
+            f"{html_text(words)}</div>"
         )
     where = c.worst_index
     worst = now.report.worst
     err = float(worst.abs_err.max(initial=0)) if worst is not None else 0.0
-    verdict = html.escape(sweep.verdict) if sweep is not None else ""
+    verdict = html_text(sweep.verdict) if sweep is not None else ""
     return (
         f"<div style='font-family:sans-serif;padding:4px'><span style='background:{colour};"
         f"color:white;padding:3px 10px;border-radius:4px;font-weight:bold'>{word}</span> "
-        f"<b>{html.escape(name)}</b> argument {arg}: worst |error| "
+        f"<b>{html_text(name)}</b> argument {arg}: worst |error| "
         f"<b>{c.abs_err.max(initial=0):.3g}</b> at index {where} &middot; "
-        f"{html.escape(failure_words(now.report, c))} <small>(eps {now.eps:.1e}, "
+        f"{html_text(failure_words(now.report, c))} <small>(eps {now.eps:.1e}, "
         f"atol {c.atol:g}, rtol {c.rtol:g}; all arguments: worst {err:.3g})</small>"
         f"<br/><small>eps sweep: {verdict}</small></div>"
     )

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import html
-
 import ipywidgets as W
 
 from tapeviz.present.ahead import serialized
 
+from ..present.text import html_text
 from ..present.units import fmt_bytes
 from ._common import (
     error_html,
@@ -131,11 +130,11 @@ class TapeMemoryPanel(W.VBox):
         shared = sum(1 for row in r.rows if row.shared)
         phase, nid, label = r.peak_at
         where = f"after {phase} {'step' if phase == 'backward' else 'node'} {nid} ({label})"
-        title = f"<b>{html.escape(self.title)}</b> &middot; " if self.title else ""
+        title = f"<b>{html_text(self.title)}</b> &middot; " if self.title else ""
         return (
             f"<div style='font-family:sans-serif'>{title}<b>{len(r.rows)}</b> saved values "
             f"&middot; total <b>{fmt_bytes(r.total_bytes)}</b> ({roles or 'none'}) &middot; "
-            f"peak <b>{fmt_bytes(r.peak_bytes)}</b> {html.escape(where)}"
+            f"peak <b>{fmt_bytes(r.peak_bytes)}</b> {html_text(where)}"
             + (f" &middot; {shared} shared (counted once)" if shared else "")
             + (
                 ""
@@ -177,8 +176,8 @@ class TapeMemoryPanel(W.VBox):
         self.view.selected = self.table.value  # from Python: the view follows
         value = row.value()
         head = (
-            f"<b>node {row.node_id}: {html.escape(row.label)}</b> saved {row.role} "
-            f"<code>{html.escape(row.name)}</code> ({fmt_bytes(row.nbytes)})<br/>"
+            f"<b>node {row.node_id}: {html_text(row.label)}</b> saved {row.role} "
+            f"<code>{html_text(row.name)}</code> ({fmt_bytes(row.nbytes)})<br/>"
         )
         if value is None:
             self.detail.value = head + "<i>value released and no longer reachable</i>"
@@ -206,7 +205,7 @@ class TapeMemoryPanel(W.VBox):
 
     def static_html(self) -> str:
         rows = "".join(
-            f"<tr><td><pre style='margin:0'>{html.escape(_row_text(r))}</pre></td></tr>"
+            f"<tr><td><pre style='margin:0'>{html_text(_row_text(r))}</pre></td></tr>"
             for r in self.rows
         )
         return (

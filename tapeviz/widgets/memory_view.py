@@ -10,13 +10,13 @@ The sort buttons are linked to it in the browser. matplotlib stays for the stati
 
 from __future__ import annotations
 
-import html
 import pathlib
 
 import anywidget
 import numpy as np
 import traitlets as t
 
+from ..present.text import html_text
 from ..present.units import fmt_bytes
 from ._common import fmt_shape, stats_html
 from .memory_plots import ROLES, per_node_roles
@@ -69,8 +69,8 @@ def row_data(r) -> dict:
 
 def detail_head(r) -> str:
     return (
-        f"<b>node {r.node_id}: {html.escape(r.label)}</b> saved {r.role} "
-        f"<code>{html.escape(r.name)}</code> ({fmt_bytes(r.nbytes)})<br/>"
+        f"<b>node {r.node_id}: {html_text(r.label)}</b> saved {r.role} "
+        f"<code>{html_text(r.name)}</code> ({fmt_bytes(r.nbytes)})<br/>"
     )
 
 

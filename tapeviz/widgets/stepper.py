@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import html
-
 import ipywidgets as W
 
 from tapeviz.graph.lesson import caller_names, lesson_min_scale, tensor_names
 from tapeviz.present.ahead import serialized
 
 from ..present.palette import GREY
+from ..present.text import html_text
 from ._common import error_html, static_bundle
 from ._graph import HighlightGraph, wrap_svg
 from .stepper_ask import AskPanel
@@ -119,7 +118,7 @@ class BackpropStepper(W.VBox):
         except Exception as e:
             panel = error_html(f"step {i + 1} could not be shown", e)
         title = (
-            f"<h4 style='margin:2px 0'>{html.escape(self._title_of(i, data))} "
+            f"<h4 style='margin:2px 0'>{html_text(self._title_of(i, data))} "
             f"<span style='font-weight:normal;color:{_NOTE}'>"
             f"(node {self.tape.backward_steps[i].node_id})</span></h4>"
         )
@@ -200,7 +199,7 @@ class BackpropStepper(W.VBox):
 
     def _show_quiz(self, i: int) -> None:
         self.data = {"label": str(self.tape.node(self.current.node_id).label)}
-        self.title.value = f"<h4 style='margin:2px 0'>{html.escape(self.title_text)}</h4>"
+        self.title.value = f"<h4 style='margin:2px 0'>{html_text(self.title_text)}</h4>"
         self.first.disabled = self.back.disabled = i == 0
         self.next.disabled = self.last.disabled = i == self.count - 1
         self.quiz.show(i)

@@ -9,7 +9,6 @@ current step are lit.
 from __future__ import annotations
 
 import ast
-import html
 
 import ipywidgets as W
 import numpy as np
@@ -20,6 +19,7 @@ from tapeviz.present.ahead import serialized
 from tapeviz.teach.patterns import describe
 
 from ..present.palette import FAIL, PASS
+from ..present.text import html_text
 from .formulas import chain_rule_latex, tex_name
 
 
@@ -114,7 +114,7 @@ class AskPanel:
         else:
             known = f"Known: {arriving} = {_fmt(step.dy[0])}$. "
         self.question.value = (
-            f"<b>{html.escape(out)} = {html.escape(_expression(node, self.names))}</b>. "
+            f"<b>{html_text(out)} = {html_text(_expression(node, self.names))}</b>. "
             f"{known}What does this step send back to each input?"
         )
         self.inputs = {slot: W.Text(placeholder="a number", description="",
@@ -146,8 +146,7 @@ class AskPanel:
             self.on_change()
         else:
             rows = "".join(
-                f"<div style='color:{FAIL}'>not yet: {self._label(node, s)}: "
-                f"{html.escape(msg)}</div>"
+                f"<div style='color:{FAIL}'>not yet: {self._label(node, s)}: {html_text(msg)}</div>"
                 for s, msg in self.feedback.items()
                 if msg
             )

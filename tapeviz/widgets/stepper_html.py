@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import html
-
 import numpy as np
 
 from ..present.palette import GREY, OKABE_ITO
+from ..present.text import html_text
 from ._common import fmt_shape, preview
 
 _TITLE, _RULE, _NOTE = OKABE_ITO["blue"], GREY["rule"], GREY["edge"]
@@ -25,12 +24,12 @@ def value_html(a, limit: int = 12) -> str:
             f"shape {fmt_shape(a.shape)}: min {np.nanmin(f):.4g}, max {np.nanmax(f):.4g}, "
             f"mean {np.nanmean(f):.4g}\n{preview(a, 6)}"
         )
-    return f"<pre style='margin:1px 0 4px;font-size:12px'>{html.escape(text)}</pre>"
+    return f"<pre style='margin:1px 0 4px;font-size:12px'>{html_text(text)}</pre>"
 
 
 def section(title: str, body: str) -> str:
     return (
-        f"<div style='margin:4px 0'><b style='color:{_TITLE}'>{html.escape(title)}</b>"
+        f"<div style='margin:4px 0'><b style='color:{_TITLE}'>{html_text(title)}</b>"
         f"<div style='margin-left:10px'>{body}</div></div>"
     )
 
@@ -64,7 +63,7 @@ def sum_note(tape, users: dict, node_id: int) -> str:
     readers = [r for out in node.outputs for r in users.get(out.id, [])]
     if len(readers) < 2:
         return ""
-    edges = ", ".join(f"node {n} ({html.escape(k)})" for n, k in readers)
+    edges = ", ".join(f"node {n} ({html_text(k)})" for n, k in readers)
     return (
         f"<div style='color:{_NOTE}'><i>the sum of {len(readers)} shares: this output "
         f"is read by {edges}</i></div>"
@@ -73,7 +72,7 @@ def sum_note(tape, users: dict, node_id: int) -> str:
 
 def _saved_html(d) -> str:
     rows = "".join(
-        f"<div>{s['role']} <code>{html.escape(s['name'])}</code> "
+        f"<div>{s['role']} <code>{html_text(s['name'])}</code> "
         f"{fmt_shape(s['shape'])}{value_html(s['value'])}</div>"
         for s in d["saved"]
     )
@@ -81,10 +80,10 @@ def _saved_html(d) -> str:
 
 
 def _local_html(d) -> str:
-    formula = f"<code style='font-size:13px'>{html.escape(d['formula'])}</code>"
+    formula = f"<code style='font-size:13px'>{html_text(d['formula'])}</code>"
     numbers = "".join(
-        f"<div>&part;out/&part;<code>{html.escape(k)}</code> per element "
-        f"(d{html.escape(k)} &divide; dy){value_html(v)}</div>"
+        f"<div>&part;out/&part;<code>{html_text(k)}</code> per element "
+        f"(d{html_text(k)} &divide; dy){value_html(v)}</div>"
         for k, v in d["local"].items()
         if v is not None
     )
@@ -94,11 +93,11 @@ def _local_html(d) -> str:
 
 def _grads_html(d) -> str:
     rows = "".join(
-        f"<div>d<code>{html.escape(k)}</code> &rarr; {html.escape(d['targets'][k])}"
+        f"<div>d<code>{html_text(k)}</code> &rarr; {html_text(d['targets'][k])}"
         f"{value_html(v)}</div>"
         for k, v in d["grads"].items()
     )
-    skipped = ", ".join(f"<code>{html.escape(k)}</code>" for k in d.get("skipped", []))
+    skipped = ", ".join(f"<code>{html_text(k)}</code>" for k in d.get("skipped", []))
     if skipped:
         rows += (
             f"<div style='color:{_NOTE}'><i>not computed: {skipped} (no path to a watched "
@@ -110,12 +109,12 @@ def _grads_html(d) -> str:
 def _accumulation_html(a) -> str:
     rows = "".join(
         f"<li>{'<b>this step</b>: ' if sh['this_step'] else ''}node {sh['node_id']} "
-        f"({html.escape(sh['label'])}, input <code>{html.escape(sh['input'])}</code>)"
+        f"({html_text(sh['label'])}, input <code>{html_text(sh['input'])}</code>)"
         f"{value_html(sh['value'])}</li>"
         for sh in a["shares"]
     )
     return (
-        f"<div><code>{html.escape(a['input'])}</code> = {html.escape(a['tensor'])} is read "
+        f"<div><code>{html_text(a['input'])}</code> = {html_text(a['tensor'])} is read "
         f"by {a['readers']} nodes; {len(a['shares'])} of their gradients so far:<ul "
         f"style='margin:2px 0'>{rows}</ul>running total{value_html(a['total'])}</div>"
     )

@@ -14,7 +14,6 @@ training, so no thread is drawing (matplotlib's C++ code) while the interpreter 
 from __future__ import annotations
 
 import atexit
-import html
 import threading
 import time
 import weakref
@@ -22,6 +21,7 @@ import weakref
 import ipywidgets as W
 
 from ..present.palette import FAIL
+from ..present.text import html_text
 from ._common import error_html, figure_png, new_figure, png_img_tag, static_bundle
 
 try:  # tapeviz works before (or without) core.nn
@@ -250,7 +250,7 @@ class TrainingPlot(_Base):
             parts.append(f"{_fmt_time(max(0, self.total_steps - step) / rate)} left")
         parts.append(f"elapsed {_fmt_time(elapsed)}")
         last = [(k, self.history[k][-1]) for k in self._keys() if self.history[k]]
-        parts += [f"{html.escape(k)} {v:.4g}" for k, v in last]
+        parts += [f"{html_text(k)} {v:.4g}" for k, v in last]
         if self.stop_requested:
             parts.append(f"<b style='color:{FAIL}'>stop requested</b>")
         elif final:
