@@ -53,6 +53,9 @@ class InputCheck:
         jacobian: the numerical Jacobian ``(output size, input size)`` when computed, else None.
         kinks: where the one-sided derivatives differ (a non-differentiable point), when a
             mismatch there was accepted because the analytic value equals one side; else None.
+        unresolved: where no finite difference, at any step, is accurate enough to judge the
+            analytic value (``core/check/steps.py``): not checkable at this step, neither
+            pass nor fail (counted in ``passed_mask``, said in the line); else None.
     """
 
     arg: object
@@ -69,6 +72,8 @@ class InputCheck:
     jacobian: np.ndarray | None = None
     kinks: np.ndarray | None = None
     confirmed: str = ""  # how a first failure was re-examined (``confirm`` in confirm.py)
+    unresolved: np.ndarray | None = None
+    resolution: str = ""  # why the unresolved elements could not be judged, with numbers
     abs_err: np.ndarray = field(init=False)
     rel_err: np.ndarray = field(init=False)
     passed_mask: np.ndarray = field(init=False)
@@ -143,6 +148,8 @@ class InputCheck:
             "band": np.broadcast_to(self.band, self.abs_err.shape).tolist(),
             "passed_mask": self.passed_mask.tolist(),
             "unchecked": self.unchecked.tolist(),
+            "unresolved": None if self.unresolved is None else self.unresolved.tolist(),
+            "resolution": self.resolution,
             "compared": self.compared,
             "confirmed": self.confirmed,
             "worst": worst[0] if worst else None,
@@ -158,13 +165,22 @@ class InputCheck:
             "forward": "forward mode J·u for a random u vs a directional difference",
         }.get(self.kind, self.kind)
 
+    @property
+    def n_unresolved(self) -> int:
+        """How many elements no step could judge (not checkable at this step)."""
+        return 0 if self.unresolved is None else int(self.unresolved.sum())
+
     def line(self) -> str:
         status = "PASS" if self.passed else f"FAIL ({self.failure or 'value mismatch'})"
+        if self.passed and self.n_unresolved:
+            status = f"NOT CHECKABLE at this step ({self.n_unresolved} of {self.unresolved.size})"
         head = f"{self.label} [{self.compared}]"
         if self.abs_err.size == 0:
             return f"{head}: {status}: nothing to compare"
         kink = np.zeros(self.abs_err.shape, bool) if self.kinks is None else self.kinks
         smooth = ~kink & ~self.unchecked  # the elements judged by the band
+        if self.unresolved is not None:
+            smooth &= ~self.unresolved
         w = self._worst(smooth | ~self.passed_mask)
         bad = int((~self.passed_mask).sum())
         parts = [f"{head}: {status}"]
@@ -187,6 +203,8 @@ class InputCheck:
                 "point (a domain edge such as sqrt at 0, a pole, a discontinuity such as the "
                 "gradient of max at a tie), so finite differences say nothing there"
             )
+        if self.resolution:
+            parts.append(self.resolution)
         text = "; ".join(parts[:2]) + "".join(f". {p[0].upper()}{p[1:]}" for p in parts[2:])
         text += f". {self.confirmed}" if self.confirmed else ""
         return text + (f". {self.detail}" if self.detail else "")

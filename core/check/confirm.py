@@ -10,6 +10,7 @@ import numpy as np
 
 from .comparison import InputCheck
 from .differences import directional, jacobians
+from .steps import SAFETY, forward_values, judge, machine_eps, reverse_values, step_range, words
 
 __all__ = ["confirm", "confirm_forward"]
 
@@ -60,11 +61,54 @@ def confirm(p, k, check, at, dy_class, name):
                 "not a wrong gradient"
             )
             return again
-    check.confirmed = (
-        "Confirmed: Richardson extrapolation (steps eps and eps/2, then 10 eps and 5 eps) "
-        "disagrees with the analytic gradient too"
-    )
-    return check
+    at, magnitude = reverse_values(p, k, u, check.kind, v, check.analytic.shape)
+    return _by_steps(check, at, magnitude, eps, machine_eps(p))
+
+
+def _by_steps(check, at, magnitude, eps, eps_machine):
+    """The failing elements judged over many steps (``steps.judge``): each passes, fails
+    (confirmed) or is not checkable at this step; the check says which, with the numbers."""
+    bad = ~check.passed_mask
+    band = np.broadcast_to(check.band, check.analytic.shape)
+    r = judge(at, check.analytic, band, magnitude, eps, eps_machine)
+    failed, unresolved = bad & r["failed"], bad & r["unresolved"]
+    new = check  # a confirmed failure keeps the first difference's numbers, as before
+    if not failed.any():  # the elements judged show the step's value
+        new = InputCheck(check.arg, check.label, check.kind, check.order, check.analytic,
+                         np.where(bad, r["value"], check.numerical), check.atol, check.rtol,
+                         strategy=f"{check.strategy}; where it failed, Richardson over steps "
+                         f"{step_range(eps)}", jacobian=check.jacobian,
+                         kinks=check.kinks)  # fmt: skip
+        new.unchecked = check.unchecked
+    new.passed_mask = ~failed
+    if unresolved.any():
+        new.unresolved = unresolved
+        worst = tuple(int(i) for i in np.argwhere(unresolved)[0])
+        new.resolution = (
+            f"{int(unresolved.sum())} element(s) not checkable at this step: no finite "
+            f"difference at steps {step_range(eps)} is accurate enough to "
+            f"judge them, as f changes on a scale below the step or its value (about "
+            f"{float(np.max(np.abs(magnitude))):.3g}) is huge next to its change; at "
+            f"{worst}: analytic {check.analytic[worst]:.6g}, {words(r, worst)}. Neither "
+            "pass nor fail"
+        )
+    if failed.any():
+        w = tuple(int(i) for i in np.argwhere(failed)[0])
+        new.confirmed = (
+            f"Confirmed over steps {step_range(eps)} (Richardson, each with "
+            f"its truncation and rounding error estimated): at {w} the analytic value "
+            f"{check.analytic[w]:.6g} is outside {words(r, w)} by more than "
+            f"{SAFETY:g} times that error"
+        )
+    else:
+        new.failure, new.detail = None, ""
+        if r["passed"][bad].any():
+            new.confirmed = (
+                f"The central difference at eps {eps:.3g} was inaccurate; a smaller or larger "
+                "step (Richardson, error estimated) agrees with the analytic gradient where "
+                "it failed"
+            )
+    return new
 
 
 def _mark_jumps(check, again, n1, n2) -> None:
@@ -98,5 +142,7 @@ def confirm_forward(p, check, us, eps):
                                    "with forward mode: finite-difference error, not a wrong "
                                    "derivative")  # fmt: skip
                 return again
-    check.confirmed = "Confirmed with Richardson extrapolation and larger steps"
-    return check
+    at, magnitude = forward_values(p, us)
+    new = _by_steps(check, at, magnitude, eps, machine_eps(p))
+    new.failure = check.failure
+    return new

@@ -52,6 +52,14 @@ class GradCheckReport(HtmlRepr):
         return not self.errors and all(c.passed for c in self.checks)
 
     @property
+    def verdict(self) -> str:
+        """ "pass", "fail", or "not checkable" (no failure found, but some elements could not
+        be judged by finite differences at any step: ``InputCheck.unresolved``)."""
+        if not self.passed:
+            return "fail"
+        return "not checkable" if any(c.n_unresolved for c in self.checks) else "pass"
+
+    @property
     def failures(self) -> list[str]:
         """Every failure class found, in order, without repeats."""
         found = [e["failure"] for e in self.errors]
@@ -86,8 +94,11 @@ class GradCheckReport(HtmlRepr):
         return self._sweep(eps, self.eps)
 
     def summary(self) -> str:
-        lines = [f"check_grads({self.function}, order={self.order}, mode={self.mode}): "
-                 + ("PASS" if self.passed else "FAIL: " + ", ".join(self.failures))]  # fmt: skip
+        head = {"pass": "PASS", "fail": "FAIL: " + ", ".join(self.failures),
+                "not checkable": "NOT CHECKABLE at this step (no failure found; "
+                f"{sum(c.n_unresolved for c in self.checks)} element(s) no finite difference "
+                "can judge)"}[self.verdict]  # fmt: skip
+        lines = [f"check_grads({self.function}, order={self.order}, mode={self.mode}): {head}"]
         lines += [f"  {e['failure']}: {e['message']}" for e in self.errors]
         lines += [f"  {c.line()}" for c in self.checks]
         lines += [f"  note: {n}" for n in self.notes]
@@ -100,6 +111,7 @@ class GradCheckReport(HtmlRepr):
         return {
             "function": self.function,
             "passed": self.passed,
+            "verdict": self.verdict,
             "failures": self.failures,
             "order": self.order,
             "mode": self.mode,

@@ -19,6 +19,8 @@ from .comparison import InputCheck
 from .confirm import confirm, confirm_forward
 from .differences import directional, jacobians
 from .eps_sweep import sweep_verdict
+from .kinks import accept_kinks, one_sided
+from .steps import machine_eps
 
 __all__ = ["run_checks"]
 
@@ -124,8 +126,10 @@ def run_checks(p, report, *, mode, eps, atol, rtol, forward, rng, order=1, label
             check = InputCheck(i, name, "reverse", order, g1[k], num,
                                _atol(atol, num, atol_relative), rtol,
                                strategy=strategy, jacobian=J)  # fmt: skip
-            _accept_kinks(check, v.reshape(-1) @ Jp, v.reshape(-1) @ Jm, report)
-            check = _as_entries(p, k, check, (J, Jp, Jm), classes.get(k)) or check
+            resolve = _one_sided_reverse(p, k, us[k], eps, "reverse", v)
+            accept_kinks(check, v.reshape(-1) @ Jp, v.reshape(-1) @ Jm, report, resolve)
+            entries_resolve = _one_sided_reverse(p, k, us[k], eps, "entries", v)
+            check = _as_entries(p, k, check, (J, Jp, Jm), classes.get(k), entries_resolve) or check
         _classify(check, classes.get(k), k in p.unconnected, name)
         check = confirm(p, k, check, (eps, v, us[k]), classes.get(k), name)
         if check.failure == "value mismatch" and check.kind == "reverse":
@@ -137,7 +141,21 @@ def run_checks(p, report, *, mode, eps, atol, rtol, forward, rng, order=1, label
         report._sweep = _sweeper(p, v, g1, us)
 
 
-def _as_entries(p, k, check, jacobians, dy_class):
+def _one_sided_reverse(p, k, u, eps, kind, v):
+    """``accept_kinks``'s ``resolve`` for a reverse-mode check (dyᵀJ, or J's diagonal)."""
+
+    def at(h):
+        _, Jp, Jm = jacobians(p, k, h, u, directional(p, k, u, h)[0])[0]
+        if kind == "entries":
+            return np.diag(Jp), np.diag(Jm)
+        return v.reshape(-1) @ Jp, v.reshape(-1) @ Jm
+
+    y = np.abs(p.y)
+    magnitude = y if kind == "entries" else np.abs(v).reshape(-1) @ y.reshape(-1)
+    return one_sided(at, magnitude, eps, machine_eps(p))
+
+
+def _as_entries(p, k, check, jacobians, dy_class, resolve=None):
     """For elementwise f (a diagonal Jacobian, output shaped like the input) the same check
     in the entries a person expects, ∂y[i]/∂x[i] (analytic: the VJP of ones), instead of
     dyᵀJ for a random dy; None where it does not apply or would reach another verdict (a
@@ -157,7 +175,7 @@ def _as_entries(p, k, check, jacobians, dy_class):
                          np.diag(J).reshape(np.shape(x)), check.atol, check.rtol,
                          strategy=f"{check.strategy}, the diagonal",
                          jacobian=J)  # fmt: skip
-    _accept_kinks(entries, np.diag(Jp), np.diag(Jm), SimpleNamespace(notes=[]))  # noted once
+    accept_kinks(entries, np.diag(Jp), np.diag(Jm), SimpleNamespace(notes=[]), resolve)
     if bool(entries.passed_mask.all()) != bool(check.passed_mask.all()):
         return None
     if check.kinks is not None:
@@ -193,24 +211,6 @@ def _entries_note(p, k, J, limit: int = 256) -> str:
     )
 
 
-def _accept_kinks(check, plus, minus, report) -> None:
-    """Where f has a kink (the one-sided derivatives differ) the central difference is their
-    mean; an analytic gradient between the two one-sided derivatives there (one side, as
-    relu'(0) = 0, or a convex combination, as max splitting a tie three ways) is a valid
-    (sub)gradient: accept it. Away from kinks nothing changes."""
-    if check.passed_mask.all():
-        return
-    plus, minus = plus.reshape(check.analytic.shape), minus.reshape(check.analytic.shape)
-    band = 10 * check.band
-    kink = np.abs(plus - minus) > band
-    lo, hi = np.minimum(plus, minus) - band, np.maximum(plus, minus) + band
-    side = (check.analytic >= lo) & (check.analytic <= hi)
-    ok = kink & side & ~check.passed_mask
-    if ok.any():  # the check's line says so (InputCheck.line)
-        check.kinks = kink
-        check.passed_mask = check.passed_mask | ok
-
-
 def _atol(atol, numerical, relative) -> float:
     return atol * float(np.abs(numerical).max(initial=0)) if relative else atol
 
@@ -238,7 +238,11 @@ def _forward_check(p, report, us, ds, atol, rtol, eps) -> None:
     central, plus, minus = (sum(d[j] for d in ds) for j in range(3))
     check = InputCheck("all", "jvp (forward mode)", "forward", 1, out, central, atol, rtol,
                        strategy="directional")  # fmt: skip
-    _accept_kinks(check, plus, minus, report)
+
+    def at(h):
+        return tuple(sum(directional(p, k, u, h)[j] for k, u in enumerate(us)) for j in (1, 2))
+
+    accept_kinks(check, plus, minus, report, one_sided(at, np.abs(p.y), eps, machine_eps(p)))
     if not check.passed_mask.all():  # confirm it as reverse mode does (confirm)
         check = confirm_forward(p, check, us, eps)
     if not check.passed_mask.all():
