@@ -23,7 +23,9 @@ def check_dtype(arr: np.ndarray, where: str) -> np.ndarray:
 
 
 def to_array(data, dtype=None, where="tensor") -> np.ndarray:
-    """Convert user data: Python floats -> float32, ints -> int32, numpy keeps its dtype."""
+    """Convert user data: Python floats -> float32, ints -> int32, numpy keeps its dtype;
+    with ``dtype`` given, Python numbers go straight to it (``tv.tensor(0.1, dtype="float64")``
+    is float64's 0.1, not float32's 0.1 widened)."""
     if isinstance(data, TensorOperators):  # a Tensor (the operators mixin is its base)
         arr = data.numpy()
     elif isinstance(data, np.ndarray):
@@ -37,7 +39,9 @@ def to_array(data, dtype=None, where="tensor") -> np.ndarray:
             raise TypeError(
                 f"{where}: cannot make a tensor from {type(data).__name__}: {e}"
             ) from None
-        if arr.dtype == np.float64:
+        if dtype is not None and arr.dtype.kind in "fiub":
+            pass  # the dtype asked for, converted once below: never through float32/int32
+        elif arr.dtype == np.float64:
             arr = arr.astype(np.float32)
         elif arr.dtype == np.int64:
             arr = arr.astype(np.int32)
