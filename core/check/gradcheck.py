@@ -126,8 +126,12 @@ def check_grads(f, *args, order=1, eps=None, atol=None, rtol=None, mode="full",
     compared through ``tv.jvp``. ``order=2`` also checks the gradient of the gradient: the
     VJP ``(x, dy) -> Jᵀdy`` differentiated with respect to every input and to ``dy``.
     Before a mismatch is reported it is looked at again (Richardson extrapolation and larger
-    steps, ``core/check/confirm.py``): the line says whether the failure was confirmed or
-    was the finite difference's error. Elements on a kink accept any value between the
+    steps, ``core/check/confirm.py``, then steps from eps·1e-8 to eps·1e10, each with its
+    truncation and rounding error estimated, ``core/check/steps.py``): the line says whether
+    the failure was confirmed or was the finite difference's error; where no step is
+    accurate enough to judge (f changes on a scale far below eps, or its value is huge next
+    to its change) the elements are "not checkable at this step", neither pass nor fail
+    (``report.verdict``). Elements on a kink accept any value between the
     one-sided derivatives; elements where f is not finite or jumps nearby are "not
     checkable"; stop_gradient's value is held constant on the numerical side too. Each line
     says what it compared.

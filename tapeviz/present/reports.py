@@ -11,7 +11,7 @@ from tapeviz.core.check.audit import AuditReport
 from tapeviz.core.check.report import FAILURE_CLASSES, GradCheckReport
 from tapeviz.core.display import register_html
 
-from .palette import FAIL, PASS
+from .palette import FAIL, GREY, PASS
 from .text import html_text
 
 __all__ = ["audit_html", "gradcheck_html", "layer_info_html", "register_renderers"]
@@ -29,13 +29,18 @@ def register_renderers() -> None:
     register_html(_LAYER_INFO, layer_info_html)
 
 
-def _verdict(passed: bool) -> tuple[str, str]:
+def _verdict(passed: bool, unresolved: int = 0) -> tuple[str, str]:
+    """Colour and word: PASS, FAIL, or NOT CHECKABLE (no failure found, but some elements no
+    finite difference could judge: neither pass nor fail)."""
+    if passed and unresolved:
+        return GREY["dark"], "NOT CHECKABLE"
     return (PASS, "PASS") if passed else (FAIL, "FAIL")
 
 
 def gradcheck_html(report) -> str:
     """A ``GradCheckReport`` as a badge, one table row per check, then the notes."""
-    colour, word = _verdict(report.passed)
+    unresolved = sum(c.n_unresolved for c in report.checks)
+    colour, word = _verdict(report.passed, unresolved)
     head = (
         f"<span style='background:{colour};color:white;padding:1px 6px;border-radius:3px;"
         f"font-weight:bold'>{word}</span> <code>check_grads({html_text(report.function)})"
@@ -56,7 +61,7 @@ def gradcheck_html(report) -> str:
 
 
 def _check_row(c) -> str:
-    colour, word = _verdict(c.passed)
+    colour, word = _verdict(c.passed, c.n_unresolved)
     cells = [html_text(c.label), f"<b style='color:{colour}'>{word}</b>"]
     if c.abs_err.size:
         w = c.worst_elements(1)[0]
@@ -68,6 +73,10 @@ def _check_row(c) -> str:
     words = FAILURE_CLASSES.get(failure, "")
     cells.append(f"<b>{html_text(failure)}</b><br><small>{html_text(words)}</small>")
     row = "<tr>" + "".join(f"<td>{x}</td>" for x in cells) + "</tr>"
+    if c.n_unresolved and c.passed:
+        return (
+            row + f"<tr><td></td><td colspan=7><small>{html_text(c.resolution)}</small></td></tr>"
+        )
     if c.passed or not c.abs_err.size:
         return row
     worst = "; ".join(
