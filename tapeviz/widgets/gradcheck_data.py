@@ -88,6 +88,8 @@ def failure_words(report, check) -> str:
     if report.errors:
         e = report.errors[0]
         return f"{e['failure']}: {e['message']}"
+    if check is not None and check.passed and check.n_unresolved:
+        return check.resolution  # not checkable at this step, and why
     if check is None or check.passed:
         return "gradient matches finite differences"
     cls = check.failure or "value mismatch"

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..present.palette import FAIL, PASS
+from ..present.palette import FAIL, GREY, PASS
 from ..present.text import html_text
 from .gradcheck_data import Check, failure_words, jacobian_entries, worst_entries
 
@@ -11,6 +11,8 @@ def badge_html(name: str, arg: int, now: Check) -> str:
     """The PASS or FAIL badge of the check ``now`` of argument ``arg`` of ``name``, in words."""
     ok = now.report.passed
     colour, word = (PASS, "&#10004; PASS") if ok else (FAIL, "&#10008; FAIL")
+    if ok and now.report.verdict == "not checkable":  # no step judges it: neither
+        colour, word = GREY["dark"], "? NOT CHECKABLE"
     c, sweep = now.check, now.sweep
     if c is None:
         words = failure_words(now.report, c)

@@ -22,3 +22,9 @@ def test_pass_and_fail_are_unchanged():
     with tv.gradient_override("Tanh", lambda dy, saved, attrs: {"x": lambda: dy * 1.5}):
         wrong = tv.check_grads(tv.tanh, np.array([0.3, -1.2]), raise_on_failure=False)
     assert ">FAIL<" in gradcheck_html(wrong)
+
+
+def test_the_gradcheck_widget_says_not_checkable():
+    w = tv.GradCheckWidget(lambda x: tv.sum(1e16 + 0.01 * x**2), [0.3, -1.2])
+    assert w.error is None and "NOT CHECKABLE" in w.badge.value
+    assert "not checkable at this step" in w.failure_class
