@@ -7,8 +7,6 @@ in order (variables, sub-modules, lists of them, and any object with a ``paramet
 
 from __future__ import annotations
 
-import weakref
-
 import numpy as np
 
 from ..arrays import to_array
@@ -56,9 +54,10 @@ class Module:
 
     def __init__(self, name: str | None = None):
         self.name = name or unique_name(snake_case(type(self).__name__))
-        # the Variables ``trainable = False`` froze, to unfreeze (a WeakSet: not a list, so
-        # ``parameters()``, which walks lists of attributes, does not list them twice)
-        self._frozen = weakref.WeakSet()
+        # what ``trainable = False`` froze, to unfreeze: attribute paths and weight names,
+        # not the Variables (a copy of the module must unfreeze its own; a set of strings is
+        # not walked by ``parameters()`` and pickles)
+        self._frozen: set = set()
         self._trainable = True
         self.training = True
         self.built = False
@@ -89,7 +88,7 @@ class Module:
         value = initial_value(initializer, tuple(shape), dtype, generator(seed))
         v = Variable(value, f"{self.name}/{name}", trainable=self.trainable)
         if not self.trainable:  # a frozen module builds frozen weights, unfrozen with it
-            self._frozen.add(v)
+            self.__dict__.setdefault("_frozen", set()).add(("name", v.name))
         return v
 
     # --- calling -------------------------------------------------------------------------
@@ -130,15 +129,14 @@ class Module:
                 f"got {type(value).__name__} {value!r}"
             )
         value = bool(value)
-        frozen = self.__dict__.setdefault("_frozen", weakref.WeakSet())
-        if not value:  # freeze what is trainable now; remember it
-            for v in self._own_variables():
-                if v.trainable:
-                    v.trainable = False
-                    frozen.add(v)
-        else:  # unfreeze only what freezing froze (a weight made non-trainable stays so)
-            for v in list(frozen):
-                v.trainable = True
+        frozen = self.__dict__.setdefault("_frozen", set())
+        for path, v in self._own_variables():
+            if not value and v.trainable:  # freeze what is trainable now; remember it
+                v.trainable = False
+                frozen.add(("path", path))
+            elif value and (("path", path) in frozen or ("name", v.name) in frozen):
+                v.trainable = True  # unfreeze only what freezing froze
+        if value:
             frozen.clear()
         self._trainable = value
         for m in self.children():
@@ -146,12 +144,14 @@ class Module:
                 m.trainable = value
 
     def _own_variables(self) -> list:
-        """The Variables this module holds itself (not through a sub-module)."""
+        """``(path, variable)`` for the Variables this module holds itself (not through a
+        sub-module)."""
         out = []
-        for value in vars(self).values():
-            for item in value if isinstance(value, (list, tuple)) else (value,):
+        for key, value in vars(self).items():
+            items = enumerate(value) if isinstance(value, (list, tuple)) else [(None, value)]
+            for i, item in items:
                 if not isinstance(item, Module):
-                    out += [v for _, v in _params_of(item, "")]
+                    out += _params_of(item, key + ("" if i is None else f".{i}"))
         return out
 
     def eval(self) -> Module:

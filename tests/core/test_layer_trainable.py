@@ -200,3 +200,18 @@ def test_unfreezing_from_a_callback_resumes_training(jit):
     model.fit(X, Y, "softmax_cross_entropy", "adam", epochs=2, batch_size=16, verbose=0,
               callbacks=[cb], jit=jit)  # fmt: skip
     assert not _same(cb.at, _values(model.layers[0]))
+
+
+def test_a_copy_freezes_and_unfreezes_its_own_weights_and_pickles():
+    import copy
+    import pickle
+
+    model = _model()
+    model.layers[0].trainable = False
+    twin = copy.deepcopy(model)
+    assert not twin.layers[0].trainable and not twin.layers[0].kernel.trainable
+    twin.layers[0].trainable = True  # the copy's weights, not the original's
+    assert twin.layers[0].kernel.trainable and not model.layers[0].kernel.trainable
+    back = pickle.loads(pickle.dumps(model))
+    back.layers[0].trainable = True
+    assert back.layers[0].kernel.trainable and back.layers[0].bias.trainable
