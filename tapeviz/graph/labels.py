@@ -21,8 +21,11 @@ from .style import BACKEND_BADGES, HIGHLIGHTS, MIN_PT, attr, fmt_value
 
 
 def esc(text) -> str:
-    """Text safe inside a Graphviz HTML-like label (``<``, ``>``, ``&``, quotes escaped)."""
-    return html_text(text).replace("\n", "<BR/>")
+    """Text safe inside a Graphviz HTML-like label (``<``, ``>``, ``&``, quotes and
+    backslashes escaped; see ``present.text.visible`` for the characters written as escapes)."""
+    # a backslash doubled: Graphviz expands \N, \G, \L in HTML labels too, after decoding
+    # entities (a tensor named "\N" was drawn as the node's id)
+    return html_text(text).replace("\\", "\\\\").replace("\n", "<BR/>")
 
 
 def small(text: str, color: str | None = None, size: int = MIN_PT) -> str:

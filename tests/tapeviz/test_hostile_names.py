@@ -72,9 +72,9 @@ def test_the_svg_parses_as_xml_and_draws_the_name(name, engine):
     root = ET.fromstring(svg)  # well-formed XML, or this raises
     assert not any(e.tag.endswith("script") for e in root.iter())
     texts = " ".join("".join(e.itertext()) for e in root.iter(SVG_TEXT))
-    shown = visible(name).split("\n")[0].split("\r")[0].strip()
+    shown = "".join(visible(name).split("\n")[0].split())  # Graphviz may drop a tab
     if shown and len(shown) < 100:
-        assert shown[:20] in texts, (shown, texts[:500])
+        assert shown[:20] in "".join(texts.split()), (shown, texts[:500])
 
 
 def _new_widgets(make):
