@@ -125,6 +125,8 @@ def check_wrt(where: str, wrt, n_args: int):
     if wrt is None:
         return None
     items = [wrt] if _is_int(wrt) else wrt
+    if isinstance(items, np.ndarray) and items.ndim == 1 and items.dtype.kind in "iu":
+        items = items.tolist()
     if not isinstance(items, (list, tuple, set, frozenset, range)):
         raise TypeError(f"{where}: wrt must be None, an argument index or a list of them, "
                         f"got {describe(wrt)}")  # fmt: skip

@@ -22,7 +22,7 @@ RNG = np.random.default_rng(33)
 
 
 # --- item 11: unchecked arguments pass through untouched ----------------------------------
-@pytest.mark.parametrize("wrt", [[0], None, 0])
+@pytest.mark.parametrize("wrt", [[0], None, 0, (0,), np.array([0])])
 def test_einsum_subscripts_tuple_is_not_made_a_tensor(wrt):
     a = RNG.normal(size=(2, 3))
     report = tv.check_grads(lambda x, s: np.einsum(x, s, (1, 0)) * x.T, a, (0, 1), wrt=wrt)
