@@ -32,15 +32,34 @@ class Compiled:
         self.out_struct, self.specs, self.kinds = result
         self.tapes, self.display, self.first_result = [], None, None
         self.values: dict = {}  # tensor id -> Value (traces made for display only)
+        self.flags: list = []  # (Variable or argument index, trainable when traced)
+        self.backend, self.signature, self.arg_names = "", [], []
 
-    def stale(self, fn) -> str | None:
-        """Why this program cannot run for ``fn`` now (None: it can)."""
+    def stale(self, fn, leaves) -> str | None:
+        """Why this program cannot run for ``fn`` on ``leaves`` now (None: it can)."""
         for prim, backend, config, grad in self.checks:
             if prim.kernels.get(backend) is not config or grad_in_force(prim) is not grad:
-                return f"kernel or gradient {prim.name!r} was registered again"
+                return f"kernel or gradient {prim.name!r} was registered again or overridden"
             if PRIMITIVES.get(prim.name) is not prim:
                 return f"kernel {prim.name!r} was unregistered"
+        for var, trainable in self.flags:
+            now = leaves[var] if type(var) is int else var
+            if now.trainable is not trainable:
+                return f"Variable {now._label()}.trainable changed to {now.trainable}"
         return self.bindings.changed(fn)
+
+    def guards(self) -> list[str]:
+        """What this program assumed when it was traced, one line each: what a call must
+        match to run it (``tv.show_code`` lists them)."""
+        lines = [f"backend: {self.backend}", *self.signature]
+        lines += [
+            f"Variable {(self.arg_names[v] if type(v) is int else v._label())}.trainable is {t}"
+            for v, t in self.flags
+        ]
+        for prim, backend, _config, grad in self.checks:
+            how = "built-in" if grad is getattr(prim, "grad", None) else "overridden"
+            lines.append(f"kernel {prim.name!r} on {backend}, its gradient {how}: as registered")
+        return lines + self.bindings.describe()
 
     def run(self, leaves):
         """Run the generated function on the arguments' arrays; the function's result."""
@@ -106,7 +125,7 @@ class Compiled:
         return out
 
 
-def build(jitfn, fn, tracer, traced, kinds, names, out, result) -> Compiled:
+def build(jitfn, fn, tracer, traced, kinds, names, result) -> Compiled:
     """The ``Compiled`` program of a finished trace (``kinds``: per argument leaf ``"t"`` a
     tensor, ``"a"`` a numpy array; ``result``: the result's structure, its tensor leaves and
     their Values)."""
@@ -133,12 +152,28 @@ def build(jitfn, fn, tracer, traced, kinds, names, out, result) -> Compiled:
     compiled = Compiled(
         program, stmts, source, run, checks, Bindings(fn), (out_struct, specs, kinds)
     )
-    compiled.tapes = list(tracer.tapes.values())
-    compiled.display = tracer.display
-    if tracer.display is not None:
+    compiled.flags = _flags(program.stmts, traced)
+    compiled.arg_names = names
+    if tracer.display is not None:  # kept for show_code only: a cached program keeps no tape
+        compiled.tapes = list(tracer.tapes.values())
+        compiled.display = tracer.display
         compiled.values = dict(tracer.values)
-    compiled.first_result = out
+    else:
+        program.stmts = stmts  # the pruned program: no statement holds a dropped constant
     return compiled
+
+
+def _flags(stmts, traced) -> list:
+    """``(Variable or argument index, trainable)`` for each Variable the program reads or
+    assigns: a tape watches trainable ones, so a flipped flag changes the program."""
+    out, seen = [], set()
+    for s in stmts:
+        var = getattr(s, "var", None)
+        if s.kind in ("read", "assign") and id(var) not in seen:
+            seen.add(id(var))
+            obj = traced[var] if type(var) is int else var
+            out.append((var, obj.trainable))
+    return out
 
 
 def _result_specs(traced, out_leaves, out_values) -> tuple:

@@ -3,7 +3,9 @@ compiled program takes and gives; everything else is part of the structure, a ha
 
 Containers: lists, tuples (and namedtuples) and dicts, nested. A Python number, string or
 other hashable value is static: part of the key, so a new value traces again (a tensor
-argument never does for a new value of the same shape and dtype).
+argument never does for a new value of the same shape and dtype). Static values are
+compared by type and bits (``Static``): ``-0.0`` is not ``0.0``, ``1.0`` is not ``1`` nor
+``True``, and a NaN is the same NaN on every call.
 """
 
 from __future__ import annotations
@@ -12,7 +14,9 @@ import numpy as np
 
 from ..tensor import Tensor
 
-__all__ = ["flatten", "flatten_result", "unflatten", "leaf_names", "LEAF"]
+__all__ = [
+    "flatten", "flatten_result", "unflatten", "leaf_names", "LEAF", "Static", "exact_key"
+]  # fmt: skip
 
 LEAF = "L"
 
@@ -50,7 +54,16 @@ def flatten_result(tree, leaves: list):
         return ("N", t, tuple(flatten_result(x, leaves) for x in tree))
     if t is dict:
         return ("D", tuple(tree), tuple(flatten_result(tree[k], leaves) for k in tree))
-    return ("S", (t, tree))
+    return ("S", _Object(tree))
+
+
+class _Object:
+    """A result's non-tensor leaf, kept as it is (it need not be hashable)."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value):
+        self.value = value
 
 
 def _hashable(value, where: str, static: bool = False):
@@ -64,7 +77,43 @@ def _hashable(value, where: str, static: bool = False):
             "values, so pass tensors or arrays, lists/tuples/dicts of them, or hashable "
             "Python values"
         ) from None
-    return (type(value), value)
+    return Static(value)
+
+
+def exact_key(value):
+    """A key equal for two values exactly when a program may treat them as one: the same
+    type and, for numbers, the same bits (``-0.0`` vs ``0.0``, ``1`` vs ``1.0`` vs ``True``
+    differ; every NaN of a type is one key), element by element in tuples and frozensets."""
+    t = type(value)
+    if t is float or isinstance(value, np.floating):
+        return (t, "nan" if value != value else float(value).hex())
+    if t is complex or isinstance(value, np.complexfloating):
+        return (t, exact_key(float(value.real)), exact_key(float(value.imag)))
+    if t is tuple or (isinstance(value, tuple) and hasattr(value, "_fields")):
+        return (t, tuple(exact_key(x) for x in value))
+    if t is frozenset:
+        return (t, frozenset(exact_key(x) for x in value))
+    return (t, value)
+
+
+class Static:
+    """A static value in a key: equal by ``exact_key``; ``value`` is the value itself."""
+
+    __slots__ = ("value", "key", "hash")
+
+    def __init__(self, value):
+        self.value = value
+        self.key = exact_key(value)
+        self.hash = hash(self.key)
+
+    def __eq__(self, other):
+        return type(other) is Static and self.key == other.key
+
+    def __hash__(self):
+        return self.hash
+
+    def __repr__(self):
+        return repr(self.value)
 
 
 def unflatten(struct, leaves):
@@ -73,7 +122,7 @@ def unflatten(struct, leaves):
         return next(leaves)
     tag = struct[0]
     if tag == "S":
-        return struct[1][1]
+        return struct[1].value
     if tag == "list":
         return [unflatten(s, leaves) for s in struct[1]]
     if tag == "tuple":

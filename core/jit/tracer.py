@@ -71,6 +71,9 @@ class Tracer:
         """``run_kernel`` ran ``config`` on ``inputs``: record it."""
         ins = [self.lookup(t) for t in inputs.values()]
         self._check_attrs(prim.name, attrs)
+        if all(v.kind == "const" for v in ins):  # constants in, constants out (x ** 2's
+            self._fold(prim, config, inputs, outputs, attrs)  # b - 1 in its gradient)
+            return
         outs = []
         for t in outputs:
             v = Value("op", *t._shape_dtype(), tensor_id=t.id)
@@ -84,6 +87,17 @@ class Tracer:
         stmt.scalars = tuple(i for i, o in enumerate(seq) if type(o) is not np.ndarray)
         self._place(stmt, inputs, outputs)
         self._emit(stmt)
+
+    def _fold(self, prim, config, inputs, outputs, attrs) -> None:
+        """A kernel of constants only: its outputs are constants too (kernels are pure; random
+        draws and Variable reads are never constants), computed once, here."""
+        for t in outputs:
+            data = plain(t._data)
+            self.values[t.id] = Value("const", data.shape, data.dtype, array=data, tensor_id=t.id)
+        if self.display is not None:  # show_code's graph still shows the op
+            self._place(
+                Stmt("kernel", [], [], prim=prim, config=config, attrs=attrs), inputs, outputs
+            )
 
     def _place(self, stmt: Stmt, inputs=None, outputs=None) -> None:
         """Phase, the forward statement it differentiates, source line; note the tapes."""
@@ -147,6 +161,15 @@ class Tracer:
         self.values[var.id] = v
         self._track(var, v)
         return v
+
+    def copied(self, source: Tensor, copy: Tensor) -> None:
+        """``copy`` is ``copy.copy``/``deepcopy`` of ``source``: the same value (a Variable's
+        as read now), so the program computes it on every call instead of baking it in."""
+        if not self.traced(source):
+            return
+        v = self.lookup(source)
+        self.values[copy.id] = v
+        self._track(copy, v)
 
     def _track(self, t: Tensor, v: Value) -> None:
         d = t._data
