@@ -11,9 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .names import identifier
-
 from ..tensor import DisposedError
+from .names import identifier
 
 __all__ = ["prune", "last_uses", "compile_program", "read", "assign"]
 

@@ -28,11 +28,12 @@ import numpy as np
 from .. import recording
 from ..backend_registry import get_backend
 from ..tape import Tape
-from ..tensor import DisposedError, Tensor
+from ..tensor import Tensor
 from ..tensor_kinds import Variable
 from ..tracing import TRACER
 from .compiled import build
-from .pytree import Static, flatten, flatten_result, leaf_names, unflatten
+from .pytree import flatten, flatten_result, leaf_names, unflatten
+from .signature import describe, key_change, signature
 from .tracer import Tracer
 
 __all__ = ["jit", "JitFunction"]
@@ -121,7 +122,7 @@ class JitFunction:
         if recording.anomaly_hook() is not None:  # detect_anomaly checks each kernel eagerly
             return fn(*args, **kwargs)
         leaves, struct = self._flatten(args, kwargs)
-        key = (get_backend(), struct, _signature(leaves))
+        key = (get_backend(), struct, signature(leaves))
         programs = self._cache.get(key)
         if programs is not None:
             for program in programs:
@@ -131,7 +132,7 @@ class JitFunction:
                     return program.run(leaves)
                 self._why = why
         elif self._last_key is not None:
-            self._why = _key_change(self._last_key, key)
+            self._why = key_change(self._last_key, key)
         return self._trace(fn, args, kwargs, leaves, struct, key)
 
     def trace(self, *args, **kwargs):
@@ -199,7 +200,7 @@ class JitFunction:
         result = (out_struct, out_leaves, outs)
         compiled = build(self, fn, tracer, traced, kinds, names, result)
         compiled.backend = get_backend()
-        compiled.signature = _describe(names, leaves, struct)
+        compiled.signature = describe(names, leaves, struct)
         originals = {id(c): x for x, c in zip(leaves, traced) if isinstance(x, Tensor)}
         compiled.first_result = unflatten(out_struct, (originals.get(id(t), t) for t in out_leaves))
         return compiled
@@ -245,64 +246,6 @@ def _traced_leaf(x, copies: dict):
         data = x._data if isinstance(x, Tensor) else x
         copy = copies[id(x)] = Tensor(np.array(data, copy=True), getattr(x, "name", None))
     return copy
-
-
-def _signature(leaves) -> tuple:
-    sig = []
-    ids = {}
-    for i, x in enumerate(leaves):
-        if isinstance(x, Tensor):
-            d = x._data
-            if d is None:
-                raise DisposedError(f"tv.jit: argument tensor {x._label()} was disposed")
-            is_var = type(x) is not Tensor and isinstance(x, Variable)
-            sig.append((d.shape, d.dtype, id(x) if is_var else False))
-        else:
-            sig.append((x.shape, x.dtype, False))  # an array runs as a tensor would
-        sig.append(ids.setdefault(id(x), i))  # which arguments are one object
-    return tuple(sig)
-
-
-def _describe(names, leaves, struct) -> list[str]:
-    """The signature in words: each tensor argument's kind, dtype and shape, each static."""
-    lines = []
-    for name, x in zip(names, leaves):
-        if isinstance(x, Variable):
-            lines.append(f"argument {name}: this Variable {x._label()}, {x.dtype}{list(x.shape)}")
-        else:
-            lines.append(f"argument {name}: a tensor {x.dtype}{list(x.shape)}")
-    lines += [f"static value {s.value!r} ({type(s.value).__name__})" for s in _statics(struct)]
-    return lines
-
-
-def _statics(struct):
-    if isinstance(struct, Static):
-        yield struct
-    elif isinstance(struct, tuple):
-        for s in struct:
-            yield from _statics(s)
-
-
-def _key_change(old, new) -> str:
-    """What differs between two signatures, in words (why a call traced again)."""
-    if old[0] != new[0]:
-        return f"the backend changed ({old[0]} -> {new[0]})"
-    if old[1] != new[1]:
-        was, now = list(_statics(old[1])), list(_statics(new[1]))
-        for a, b in zip(was, now):
-            if a != b:
-                return f"a static value changed: {a.value!r} -> {b.value!r}"
-        return "the arguments' structure changed"
-    a, b = old[2], new[2]
-    if len(a) != len(b):
-        return "the number of tensor arguments changed"
-    for i in range(0, len(a), 2):
-        (s0, d0, v0), (s1, d1, v1) = a[i], b[i]
-        if s0 != s1 or d0 != d1:
-            return f"tensor argument {i // 2}: {d0}{list(s0)} -> {d1}{list(s1)}"
-        if v0 != v1:
-            return f"tensor argument {i // 2} is another Variable"
-    return "which arguments are the same object changed"
 
 
 _WRAPPERS = ("grad", "grads", "value_and_grad", "value_and_grads", "jacobian", "hessian")

@@ -15,7 +15,7 @@ import numpy as np
 
 from ..tracing import TRACER
 
-__all__ = ["TracedArray", "plain", "wrap"]
+__all__ = ["TracedArray", "plain", "wrap", "root_of", "layout_of"]
 
 # functions that read only shape and dtype: allowed on a traced value
 _SHAPE_ONLY = {
@@ -95,3 +95,15 @@ class TracedArray(np.ndarray):
         return f"<traced array shape={self.shape} dtype={self.dtype}>"
 
     __str__ = __repr__
+
+
+def root_of(a: np.ndarray) -> np.ndarray:
+    """The array that owns ``a``'s memory (``a`` itself, or the base of its views)."""
+    while isinstance(a.base, np.ndarray):
+        a = a.base
+    return a
+
+
+def layout_of(a: np.ndarray) -> tuple:
+    """Where ``a`` starts, its shape, strides and dtype: one view of a memory."""
+    return (a.__array_interface__["data"][0], a.shape, a.strides, a.dtype.str)

@@ -21,7 +21,7 @@ from ..tensor_kinds import Variable
 from ..tracing import TRACER
 from .errors import JitError, concretization_error, opaque_error
 from .ir import Stmt, Value
-from .traced_array import TracedArray, plain, wrap
+from .traced_array import TracedArray, layout_of, plain, root_of, wrap
 
 __all__ = ["Tracer"]
 
@@ -71,9 +71,8 @@ class Tracer:
         """``run_kernel`` ran ``config`` on ``inputs``: record it."""
         ins = [self.lookup(t) for t in inputs.values()]
         self._check_attrs(prim.name, attrs)
-        if all(v.kind == "const" for v in ins):  # constants in, constants out (x ** 2's
-            self._fold(prim, config, inputs, outputs, attrs)  # b - 1 in its gradient)
-            return
+        if all(v.kind == "const" for v in ins):  # x ** 2's b - 1 in its gradient
+            return self._fold(prim, config, inputs, outputs, attrs)
         outs = []
         for t in outputs:
             v = Value("op", *t._shape_dtype(), tensor_id=t.id)
@@ -179,22 +178,22 @@ class Tracer:
         w = wrap(p)
         t._data = w
         self._wrapped.append((weakref.ref(t), w, p))
-        root = _root(p)
+        root = root_of(p)
         entry = self._roots.get(id(root))
         if entry is None:
             key = id(root)
             ref = weakref.ref(root, lambda _, k=key, roots=self._roots: roots.pop(k, None))
             entry = self._roots[key] = (ref, {})
-        entry[1].setdefault(_layout(p), v)
+        entry[1].setdefault(layout_of(p), v)
 
     def _alias(self, data) -> Value | None:
         """The traced Value whose array ``data`` is (the same memory and layout), None for
         an array of its own; a part of a traced array made outside kernels is refused."""
         p = plain(data)
-        entry = self._roots.get(id(_root(p)))
+        entry = self._roots.get(id(root_of(p)))
         if entry is None:
             return None
-        v = entry[1].get(_layout(p))
+        v = entry[1].get(layout_of(p))
         if v is None:
             self.escape("a view of a traced value made outside kernels")
         return v
@@ -205,7 +204,7 @@ class Tracer:
         items = attrs.values() if isinstance(attrs, dict) else attrs
         for a in items:
             if isinstance(a, np.ndarray) and (
-                isinstance(a, TracedArray) or id(_root(a)) in self._roots
+                isinstance(a, TracedArray) or id(root_of(a)) in self._roots
             ):
                 self.escape(f"an attribute of kernel {kernel!r} holding a traced value")
             if isinstance(a, (dict, list, tuple)) and depth < 3:
@@ -299,13 +298,3 @@ def _user_site():
     while f is not None and (f.f_code.co_filename != source[0] or f.f_lineno != source[1]):
         f = f.f_back
     return source, ((id(f), f.f_lasti) if f is not None else ())
-
-
-def _root(a: np.ndarray) -> np.ndarray:
-    while isinstance(a.base, np.ndarray):
-        a = a.base
-    return a
-
-
-def _layout(a: np.ndarray) -> tuple:
-    return (a.__array_interface__["data"][0], a.shape, a.strides, a.dtype.str)
