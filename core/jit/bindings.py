@@ -60,10 +60,12 @@ class Bindings:
     there (a closure index, an attribute name, ``("cls", name)`` a method of the object's
     class)."""
 
-    __slots__ = ("guards",)
+    __slots__ = ("guards", "values", "_check")
 
     def __init__(self, fn):
         self.guards: list = []
+        self.values: list = []  # per guard, the object found (an identity fast path)
+        self._check = None
         self._walk(fn, None, (), _label(fn), set(), here=False)
 
     # --- recording ------------------------------------------------------------------------
@@ -75,7 +77,7 @@ class Bindings:
             return
         if isinstance(obj, types.FunctionType):
             if here or root is None:
-                self._add(root, path, "code", _code_of(obj), label)
+                self._add(root, path, "code", obj, label)
             if id(obj) not in seen:
                 seen.add(id(obj))
                 self._function(obj, root, path, label, seen)
@@ -121,24 +123,52 @@ class Bindings:
             self._walk(wrapped, root, path + ("__wrapped__",), label, seen)
 
     def _add(self, root, path, how, value, label) -> None:
-        self.guards.append((root, path, how, exact_key(value) if how == "equal" else value, label))
+        expected = (
+            exact_key(value) if how == "equal" else _code_of(value) if how == "code" else value
+        )
+        self.guards.append((root, path, how, expected, label))
+        self.values.append(value)
 
     # --- checking ---------------------------------------------------------------------------
+    def compile(self):
+        """``check(fn)``: generated straight-line code testing every guard, identity first
+        (an unchanged binding costs one ``is``); the index of the first that fails, else -1."""
+        ns = {"_M": _MISSING, "_step": _step, "_key": exact_key, "_code": _code_of}
+        lines = ["def check(fn):", "    try:"]
+        for i, (root, path, how, expected, _label) in enumerate(self.guards):
+            if root is None:
+                get = "fn"
+            else:
+                ns[f"_g{i}"] = root[0]
+                get = f"_g{i}.get({root[1]!r}, _M)"
+            for k, step in enumerate(path):
+                ns[f"_s{i}_{k}"] = step
+                get = f"_step({get}, _s{i}_{k})"
+            ns[f"_e{i}"] = expected
+            if how == "identity":
+                test = f"o is not _e{i}"
+            else:
+                ns[f"_v{i}"] = self.values[i]
+                fn = "_key" if how == "equal" else "_code"
+                test = f"o is not _v{i} and {fn}(o) != _e{i}"
+            lines += [f"        o = {get}", f"        if {test}:", f"            return {i}"]
+        lines += ["    except Exception:", "        return 0", "    return -1"]
+        exec(compile("\n".join(lines), "<tv.jit guards>", "exec"), ns)
+        return ns["check"]
+
     def changed(self, fn) -> str | None:
         """The first binding that differs now (a readable reason), else None."""
-        for root, path, how, expected, label in self.guards:
-            obj = fn if root is None else root[0].get(root[1], _MISSING)
-            for step in path:
-                obj = _step(obj, step)
-            if how == "identity":
-                if obj is not expected:
-                    return f"{label} was rebound"
-            elif how == "equal":
-                if obj is _MISSING or exact_key(obj) != expected:
-                    return f"{label} was rebound (was {_short(expected[1])})"
-            elif _code_of(obj) != expected:
-                return f"{label}: a function it calls was redefined"
-        return None
+        if self._check is None:
+            self._check = self.compile()
+        i = self._check(fn)
+        if i < 0:
+            return None
+        _root, _path, how, expected, label = self.guards[i]
+        if how == "equal":
+            return f"{label} was rebound (was {_short(expected[1])})"
+        if how == "code":
+            return f"{label}: a function it calls was redefined"
+        return f"{label} was rebound"
 
     def describe(self) -> list[str]:
         """One line per guard, as ``show_code`` lists them."""

@@ -8,8 +8,8 @@ how to turn the generated function's arrays back into the function's kind of res
 
 from __future__ import annotations
 
-from ..gradient_registry import grad_in_force
-from ..registry import PRIMITIVES
+from ..gradient_registry import OVERRIDES, grad_in_force
+from ..registry import EDITS, PRIMITIVES
 from ..tensor import Tensor
 from ..tensor_kinds import Variable
 from .bindings import Bindings
@@ -34,19 +34,29 @@ class Compiled:
         self.values: dict = {}  # tensor id -> Value (traces made for display only)
         self.flags: list = []  # (Variable or argument index, trainable when traced)
         self.backend, self.signature, self.arg_names = "", [], []
+        self.edits, self.overrides = EDITS[0], OVERRIDES.get()  # registry state when traced
 
     def stale(self, fn, leaves) -> str | None:
         """Why this program cannot run for ``fn`` on ``leaves`` now (None: it can)."""
-        for prim, backend, config, grad in self.checks:
-            if prim.kernels.get(backend) is not config or grad_in_force(prim) is not grad:
-                return f"kernel or gradient {prim.name!r} was registered again or overridden"
-            if PRIMITIVES.get(prim.name) is not prim:
-                return f"kernel {prim.name!r} was unregistered"
+        if EDITS[0] != self.edits or OVERRIDES.get() is not self.overrides:
+            why = self._kernels_changed()
+            if why is not None:
+                return why
+            if OVERRIDES.get() is self.overrides:
+                self.edits = EDITS[0]  # unrelated registrations: the fast path again
         for var, trainable in self.flags:
             now = leaves[var] if type(var) is int else var
             if now.trainable is not trainable:
                 return f"Variable {now._label()}.trainable changed to {now.trainable}"
         return self.bindings.changed(fn)
+
+    def _kernels_changed(self) -> str | None:
+        for prim, backend, config, grad in self.checks:
+            if prim.kernels.get(backend) is not config or grad_in_force(prim) is not grad:
+                return f"kernel or gradient {prim.name!r} was registered again or overridden"
+            if PRIMITIVES.get(prim.name) is not prim:
+                return f"kernel {prim.name!r} was unregistered"
+        return None
 
     def guards(self) -> list[str]:
         """What this program assumed when it was traced, one line each: what a call must
