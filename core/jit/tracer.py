@@ -9,21 +9,27 @@ arrays are ``TracedArray``s until ``finish``, so value reads outside kernels rai
 
 from __future__ import annotations
 
-import sys
 import weakref
 
 import numpy as np
 
-from .. import engine, recording
+from .. import recording
 from ..arrays import to_array
 from ..tensor import Tensor, new_id
 from ..tensor_kinds import Variable
 from ..tracing import TRACER
 from .errors import JitError, concretization_error, opaque_error
-from .ir import Stmt, Value
+from .ir import Stmt, Value, user_site
 from .traced_array import TracedArray, layout_of, plain, root_of, wrap
 
 __all__ = ["Tracer"]
+
+
+FOLD_BYTES = 1 << 16  # a kernel of constants with outputs up to this size is folded
+
+
+def _small(outputs) -> bool:
+    return sum(t._data.nbytes for t in outputs if t._data is not None) <= FOLD_BYTES
 
 
 class Tracer:
@@ -71,7 +77,7 @@ class Tracer:
         """``run_kernel`` ran ``config`` on ``inputs``: record it."""
         ins = [self.lookup(t) for t in inputs.values()]
         self._check_attrs(prim.name, attrs)
-        if all(v.kind == "const" for v in ins):  # x ** 2's b - 1 in its gradient
+        if all(v.kind == "const" for v in ins) and _small(outputs):  # x ** 2's b - 1
             return self._fold(prim, config, inputs, outputs, attrs)
         outs = []
         for t in outputs:
@@ -89,7 +95,8 @@ class Tracer:
 
     def _fold(self, prim, config, inputs, outputs, attrs) -> None:
         """A kernel of constants only: its outputs are constants too (kernels are pure; random
-        draws and Variable reads are never constants), computed once, here."""
+        draws and Variable reads are never constants), computed once, here; only small ones
+        (``FOLD_BYTES``), so a program never keeps a large array that a kernel could make."""
         for t in outputs:
             data = plain(t._data)
             self.values[t.id] = Value("const", data.shape, data.dtype, array=data, tensor_id=t.id)
@@ -109,7 +116,7 @@ class Tracer:
                 self.tapes.setdefault(id(bw.tape), bw.tape)
                 stmt.phase = "backward"
                 stmt.grad_of = self._forward_stmt(bw.tape, bw.grad_of)
-        stmt.source, stmt.site = _user_site()
+        stmt.source, stmt.site = user_site()
         if self.display is not None and stmt.phase == "forward" and inputs is not None:
             prim = stmt.prim
             node = self.display.record_node(
@@ -286,15 +293,3 @@ class Tracer:
                     t._data = p
         self._wrapped.clear()
         self._roots.clear()
-
-
-def _user_site():
-    """(file, line, function) of the user's line running now, and (frame id, instruction
-    offset) there: ops of one execution of a line have rising offsets."""
-    source = engine.caller_source()
-    if source is None:
-        return None, ()
-    f = sys._getframe(2)
-    while f is not None and (f.f_code.co_filename != source[0] or f.f_lineno != source[1]):
-        f = f.f_back
-    return source, ((id(f), f.f_lasti) if f is not None else ())
