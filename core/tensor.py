@@ -277,7 +277,7 @@ class Tensor(TensorOperators):
 
     def __deepcopy__(self, memo):
         cls, extra = self._copy_as()
-        out = _copied(self, _rebuild(cls, self._array.copy(), self.name, extra))
+        out = _copied(self, _rebuild(cls, self._array, self.name, extra))  # a copy of its own
         memo[id(self)] = out
         return out
 

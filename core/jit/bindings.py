@@ -76,7 +76,7 @@ class Bindings:
             self._walk(obj.__func__, root, path + ("__func__",), label, seen, here=False)
             return
         if isinstance(obj, types.FunctionType):
-            if here or root is None:
+            if here or (root is None and not path):
                 self._add(root, path, "code", obj, label)
             if id(obj) not in seen:
                 seen.add(id(obj))
@@ -165,7 +165,7 @@ class Bindings:
             return None
         _root, _path, how, expected, label = self.guards[i]
         if how == "equal":
-            return f"{label} was rebound (was {_short(expected[1])})"
+            return f"{label} was rebound (was {_short(self.values[i])})"
         if how == "code":
             return f"{label}: a function it calls was redefined"
         return f"{label} was rebound"
@@ -173,9 +173,9 @@ class Bindings:
     def describe(self) -> list[str]:
         """One line per guard, as ``show_code`` lists them."""
         out = []
-        for _root, _path, how, expected, label in self.guards:
+        for (_root, _path, how, expected, label), value in zip(self.guards, self.values):
             if how == "equal":
-                out.append(f"{label} == {_short(expected[1])} ({expected[0].__name__})")
+                out.append(f"{label} == {_short(value)} ({type(value).__name__})")
             elif how == "code":
                 out.append(f"{label}: same code and defaults")
             else:

@@ -62,13 +62,15 @@ class Compiled:
         """What this program assumed when it was traced, one line each: what a call must
         match to run it (``tv.show_code`` lists them)."""
         lines = [f"backend: {self.backend}", *self.signature]
-        lines += [
-            f"Variable {(self.arg_names[v] if type(v) is int else v._label())}.trainable is {t}"
-            for v, t in self.flags
-        ]
-        for prim, backend, _config, grad in self.checks:
-            how = "built-in" if grad is getattr(prim, "grad", None) else "overridden"
-            lines.append(f"kernel {prim.name!r} on {backend}, its gradient {how}: as registered")
+        for v, t in self.flags:
+            name = f"argument {self.arg_names[v]}" if type(v) is int else v._label()
+            lines.append(f"Variable {name}: trainable is {t}")
+        plain = sorted({prim.name for prim, _b, _c, g in self.checks if g is prim.grad})
+        if plain:
+            lines.append(f"kernels and gradients as registered when traced: {', '.join(plain)}")
+        for prim, _backend, _config, grad in self.checks:
+            if grad is not prim.grad:
+                lines.append(f"gradient of {prim.name!r}: the override in force when traced")
         return lines + self.bindings.describe()
 
     def run(self, leaves):
