@@ -379,3 +379,14 @@ def test_show_code_lists_the_guards_and_why_it_retraced(rebind):
     assert j.retrace_reason == "a static value changed: 1.0 -> 2.0"
     j(tv.tensor([1.0, 2.0], dtype="float64"), 2.0)
     assert j.retrace_reason == "tensor argument 0: float32[2] -> float64[2]"
+
+
+def test_entering_and_leaving_a_gradient_override_retraces_and_returns():
+    f = tv.grad(lambda x: tv.sum(tv.tanh(x)))
+    j = tv.jit(f)
+    x = tv.tensor([0.5, -1.0])
+    j(x)
+    override = lambda dy, saved, attrs: {"x": lambda: dy * 2.0}  # noqa: E731
+    with tv.gradient_override("Tanh", override):
+        assert same(j(x), f(x)) and np.array_equal(j(x).numpy(), [2.0, 2.0])
+    assert same(j(x), f(x)) and j.traces == 2  # the first program again
