@@ -15,7 +15,7 @@ import numpy as np
 
 from ..tracing import TRACER
 
-__all__ = ["TracedArray", "plain", "wrap", "root_of", "layout_of"]
+__all__ = ["TracedArray", "plain", "wrap", "root_of", "layout_of", "holds_traced"]
 
 # functions that read only shape and dtype: allowed on a traced value
 _SHAPE_ONLY = {
@@ -107,3 +107,15 @@ def root_of(a: np.ndarray) -> np.ndarray:
 def layout_of(a: np.ndarray) -> tuple:
     """Where ``a`` starts, its shape, strides and dtype: one view of a memory."""
     return (a.__array_interface__["data"][0], a.shape, a.strides, a.dtype.str)
+
+
+def holds_traced(attrs, roots: dict, depth: int = 0) -> bool:
+    """Whether ``attrs`` (nested dicts, lists, tuples) hold a traced array or a view of one
+    (``roots``: ``id(root array)`` of every traced array)."""
+    items = attrs.values() if isinstance(attrs, dict) else attrs
+    for a in items:
+        if isinstance(a, np.ndarray) and (isinstance(a, TracedArray) or id(root_of(a)) in roots):
+            return True
+        if isinstance(a, (dict, list, tuple)) and depth < 3 and holds_traced(a, roots, depth + 1):
+            return True
+    return False

@@ -20,7 +20,7 @@ from ..tensor_kinds import Variable
 from ..tracing import TRACER
 from .errors import JitError, concretization_error, opaque_error
 from .ir import Stmt, Value, user_site
-from .traced_array import TracedArray, layout_of, plain, root_of, wrap
+from .traced_array import holds_traced, layout_of, plain, root_of, wrap
 
 __all__ = ["Tracer"]
 
@@ -170,12 +170,19 @@ class Tracer:
 
     def copied(self, source: Tensor, copy: Tensor) -> None:
         """``copy`` is ``copy.copy``/``deepcopy`` of ``source``: the same value (a Variable's
-        as read now), so the program computes it on every call instead of baking it in."""
+        as read now), computed on every call instead of baked in."""
         if not self.traced(source):
             return
         v = self.lookup(source)
         self.values[copy.id] = v
         self._track(copy, v)
+
+    def own(self, t: Tensor) -> None:
+        """Give ``t`` a copy of its array of its own; a traced value stays traced."""
+        t._data = plain(t._data).copy()
+        v = self.values.get(t.id)
+        if v is not None:
+            self._track(t, v)
 
     def _track(self, t: Tensor, v: Value) -> None:
         d = t._data
@@ -205,17 +212,11 @@ class Tracer:
             self.escape("a view of a traced value made outside kernels")
         return v
 
-    def _check_attrs(self, kernel: str, attrs, depth: int = 0) -> None:
+    def _check_attrs(self, kernel: str, attrs) -> None:
         """Refuse attrs holding a traced array or a view of one (``x[i]`` with ``i`` a
         traced tensor: its value would be baked into the program)."""
-        items = attrs.values() if isinstance(attrs, dict) else attrs
-        for a in items:
-            if isinstance(a, np.ndarray) and (
-                isinstance(a, TracedArray) or id(root_of(a)) in self._roots
-            ):
-                self.escape(f"an attribute of kernel {kernel!r} holding a traced value")
-            if isinstance(a, (dict, list, tuple)) and depth < 3:
-                self._check_attrs(kernel, a, depth + 1)
+        if holds_traced(attrs, self._roots):
+            self.escape(f"an attribute of kernel {kernel!r} holding a traced value")
 
     # --- random draws and assignments ---------------------------------------------------
     def random(self, t: Tensor, draw) -> None:

@@ -390,3 +390,39 @@ def test_entering_and_leaving_a_gradient_override_retraces_and_returns():
     with tv.gradient_override("Tanh", override):
         assert same(j(x), f(x)) and np.array_equal(j(x).numpy(), [2.0, 2.0])
     assert same(j(x), f(x)) and j.traces == 2  # the first program again
+
+
+# --- N1 (found by the world fuzzer): gradient code that read a value under jit -------------
+_READS = {
+    "cumprod": (lambda x: tv.sum(tv.cumprod(x, None)), [1.0, 2.0, 3.0]),
+    "cumprod with a zero": (lambda x: tv.sum(tv.cumprod(x, None)), [0.0, 2.0, 3.0]),
+    "eigh vectors": (lambda a: tv.sum(tv.linalg.eigh(a + a.mT)[1][..., 0] ** 2 * a), [[1.0, 2.0], [0.0, 3.0]]),
+    "np.outer with a constant": (lambda x: tv.sum(np.outer(x, np.array([2.0]))), [1.0, 2.0]),
+    "np.cross with a constant": (lambda x: tv.sum(np.cross(x, np.array([2.0, 1.0, 0.5]))), [1.0, 2.0, 3.0]),
+    "exp2": (lambda x: tv.sum(tv.exp2(x)), [1.0, 2.0]),
+    "x ** 0 at 0": (lambda x: tv.sum(x**0 + x**3), [0.0, 2.0]),
+    "x ** float32 exponent array": (lambda x: tv.sum(x ** np.array([-1.0, 0.5], np.float32)), [1.0, 2.0]),
+    "0 ** b": (lambda b: tv.sum(tv.tensor([0.0, 2.0], dtype="float64") ** b), [0.0, 3.0]),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("case", list(_READS))
+def test_jit_grad_of_ops_whose_gradient_branched_on_values(case):
+    f, value = _READS[case]
+    x = tv.tensor(np.array(value, dtype=np.float64))
+    g = tv.grad(f)
+    got = compiled(tv.jit(g), x)
+    if case.startswith("cumprod"):  # the division-free form under jit: rounding apart
+        np.testing.assert_allclose(got.numpy(), g(x).numpy(), rtol=1e-13)
+    else:
+        assert same(got, g(x))
+    t = torch.tensor(np.array(value), requires_grad=True)
+    torch_f = {
+        "cumprod": lambda t: torch.cumprod(t, 0).sum(),
+        "cumprod with a zero": lambda t: torch.cumprod(t, 0).sum(),
+        "exp2": lambda t: torch.exp2(t).sum(),
+        "0 ** b": lambda t: (torch.tensor([0.0, 2.0], dtype=torch.float64) ** t).sum(),
+    }.get(case)
+    if torch_f is not None:
+        torch_f(t).backward()
+        np.testing.assert_allclose(got.numpy(), t.grad.numpy(), rtol=1e-12)
