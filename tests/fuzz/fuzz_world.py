@@ -127,7 +127,8 @@ def draw_plan(seed: int, klass: str | None = None) -> Plan:
         return replace(plan, variant=variant, route="direct",
                        ref_kind="variable" if variant.endswith("var") else ref_kind)  # fmt: skip
     if klass == "trainable":
-        return replace(plan, variant=pick(["minimize", "variable_grads"]), route="direct",
+        variant = pick(["minimize", "variable_grads", "fit"])
+        return replace(plan, variant=variant, route="direct",
                        ref_kind="variable")  # fmt: skip
     if klass == "override":
         variant = pick(["gradient_override", "register_gradient", "register_kernel"])
@@ -302,6 +303,8 @@ def _route(plan: Plan) -> str:
 
 def _top(plan: Plan) -> str:
     if plan.klass == "trainable":
+        if plan.variant == "fit":
+            return FIT_SETUP.replace("SEED", str(plan.seed % 1000))
         if plan.variant == "minimize":
             return "opt = tv.optim.SGD(0.01)"
         return "F = jit(lambda: tv.variable_grads(target))"
@@ -315,6 +318,20 @@ def _top(plan: Plan) -> str:
                 f"F = jit(top{argnums})")  # fmt: skip
     return f"F = jit({wrap}(target))"
 
+
+FIT_SETUP = """class Freeze(tv.nn.Callback):
+    def on_batch_end(self, batch, logs=None):  # a user's callback: freeze after one batch
+        if batch == 0:
+            self.model.parameters()[0].trainable = False
+
+
+model = tv.nn.Sequential([tv.nn.Dense(2, seed=SEED), tv.nn.Dense(1, seed=SEED + 1)])
+opt = tv.optim.SGD(0.05)
+X = np.linspace(-1, 1, 24).reshape(8, 3)
+Y = np.linspace(0, 1, 8).reshape(8, 1)"""
+FIT_STEP = """model.fit(X, Y, "mse", opt, epochs=2, batch_size=4, verbose=0, shuffle=False, jit=JIT,
+          callbacks=[Freeze()])
+out = model.parameters()"""
 
 OVERRIDE_SETUP = """MUL_GRAD = tv.get_gradient("Mul")
 MUL_KERNEL = tv.get_kernel("Mul", "numpy")
@@ -351,6 +368,8 @@ def _steps(prog: Program, plan: Plan, rng) -> list:
             return [call, "out = F(B)", call]
         new = array_literal(_other(prog.leaves[0].value, rng))
         return [call, f"ref.assign({new})", call]
+    if k == "trainable" and plan.variant == "fit":
+        return [FIT_STEP, "model.parameters()[0].trainable = True", FIT_STEP]
     if k == "trainable":
         run = ("opt.minimize(target, jit=JIT)\nout = [A, ref]" if plan.variant == "minimize"
                else "out = F()")  # fmt: skip

@@ -139,7 +139,7 @@ SEEDED = {
     "3": ("wrong", [("rebind", 5), ("rebind", 32)]),
     "3s": ("wrong", [("static", 9), ("static", 27), ("static", 25), ("static", 43)]),
     "4": (None, [("copy", 3), ("copy", 0), ("copy", 15), ("copy", 1)]),
-    "5": ("wrong", [("trainable", 1), ("trainable", 0)]),
+    "5": ("wrong", [("trainable", 3), ("trainable", 0), ("trainable", 13)]),
     "6": ("memory", [("cache", 0), ("cache", 1)]),
     "7": ("refusal", [("hessian", 3), ("hessian", 0)]),
     "8": ("error", [("unicode", 10), ("unicode", 31), ("unicode", 25)]),
