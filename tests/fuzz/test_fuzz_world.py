@@ -12,23 +12,26 @@ statics, Unicode names, many statics). ``fuzz_world_run`` runs each world eagerl
 ``FUZZ_PROGRAMS`` pick another window.
 
 Status on main at c0e4053 (before the lead's tv.jit fixes, issue 33): ``test_world_fast``
-FAILS, by design: it asserts zero findings and passes once tv.jit is fixed. The per-class
-tests (``test_seeded_class_is_found``) pass today because each defect is real in
-``core/jit``; each runs only its class on seeds where today's code shows the defect, and
-asserts the fuzzer reports it. Classes found today (issue 33's numbers; seeds in ``SEEDED``):
-1 alias (argument merged with the closure tensor it is), 2 rebind behind nested jit /
-partial / callable / custom_grad / helpers 4-5 calls deep, 3 ``==`` statics and closure
-numbers (-0.0, NaN sign, ``(True,)``/``(1,)`` under ``static_argnums``), 4 ``copy.copy``
-of an argument or a Variable (and ``deepcopy`` of an argument refused), 5 ``trainable``
-flips (``minimize(jit=True)`` and ``jit(variable_grads)``), 6 each traced call's results
-kept alive, 7 ``jit(hessian)`` of ``x ** 2`` refused, 8 names such as "σ²", "b₀",
-"ｒｅａｄ". New: N1, ``jit(grad(f))`` refused where tapeviz's own gradient or tape code
-reads a value (prod, cumprod, eigh, np.outer/np.cross with a constant).
+FAILS, by design: it asserts zero findings and passes once tv.jit is fixed (88 of its 100
+worlds report a finding on main). The per-class tests (``test_seeded_class_is_found``) pass
+today because each defect is real in ``core/jit``; each runs only its class on seeds where
+today's code shows the defect, and asserts the fuzzer reports it. Classes found today
+(issue 33's numbers; seeds in ``SEEDED``, details in ``WORLD.md``): 1 alias (an argument
+merged with the closure tensor it is), 2 rebinding behind nested jit / partial / callable /
+custom_grad / helpers 4-5 calls deep, 3 ``==`` closure numbers and statics (-0.0, NaN sign,
+``(True,)``/``(1,)`` under ``static_argnums``), 4 ``copy.copy`` of an argument or a
+Variable (``deepcopy`` of an argument refused), 5 ``trainable`` flips (``minimize``,
+``jit(variable_grads)``, ``fit`` with a freezing callback), 6 each traced call's results kept
+alive, 7 ``jit(hessian)`` of ``x ** 2`` refused, 8 names such as "σ²", "b₀", "ｒｅａｄ".
+New: N1, ``jit(grad(f))`` refused where tapeviz's own gradient or tape code reads a value
+(cumprod, eigh, np.outer/np.cross with a constant, exp2, ``x ** 0``).
 
 When a fix lands, the defect it removes is no longer there to find: fill ``PLANTS[c]``
 with a context manager that puts the defect back (monkeypatching ``core.jit``), so the
-class test keeps proving that the fuzzer finds it. Classes 2/3, 6 and 8 have plants that
-work on today's code and (as long as the patched names exist) on the fixed one.
+class test keeps proving that the fuzzer finds it. The plants of 2/3 (programs never stale)
+and 8 (names into the code unchanged) are checked on worlds today's code gets right
+(``test_planted_*``); 6's (keep every traced call's result) cannot be told apart from
+today's code, and 1, 3s, 4, 5, 7, N1 have none yet (the fix decides what to patch).
 """
 
 from __future__ import annotations
@@ -179,6 +182,17 @@ def test_planted_staleness_is_found_where_today_is_right():
     with _never_stale():
         f = compare(w, memory=False)
     assert f is not None and f.kind == "wrong" and f.step == 2, f
+
+
+def test_planted_raw_names_are_found_where_today_is_right():
+    """The plant of class 8 on names today's code turns into identifiers (spaces, a tab):
+    without the plant no finding, with it the generated code breaks and that is reported."""
+    names = ("my weight", "a b", "x\ty", "x one")
+    w = world(program(2), Plan(2, "unicode", "direct", "grad", values=names, ref_kind="variable"))
+    assert compare(w, memory=False) is None
+    with _raw_names():
+        f = compare(w, memory=False)
+    assert f is not None and f.kind == "error" and "SyntaxError" in f.message, f
 
 
 @pytest.mark.parametrize("klass", ["override", "backend", "rebind"])
