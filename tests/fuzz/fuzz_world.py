@@ -53,8 +53,8 @@ NAMES = ["σ²", "W₁", "b₀", "ｒｅａｄ", "ℓ", "l", "lambda", "def", "n
 PARAMS = ["x0", "l", "x", "θ", "dx", "t0", "c0", "np", "read", "out", "ｘ", "a0"]
 # (a numpy array argument is not among them: eager runs numpy's own functions on it where
 # tv.jit makes it a tensor input, a documented difference of result type, not staleness)
-ALIAS_FORMS = ["ref", "ref[...]", "copy.copy(ref)", "copy.deepcopy(ref)", "tv.tensor(ref)",
-               "ref.reshape(ref.shape)"]  # fmt: skip
+ALIAS_FORMS = ["ref", "ref[...]", "ref[::-1]", "copy.copy(ref)", "copy.deepcopy(ref)",
+               "tv.tensor(ref)", "ref.reshape(ref.shape)"]  # fmt: skip
 WORLD_PROFILE = dict(
     programs=0, max_stmts=3, special=0.25, variables=0.25, max_size=12,
     dtypes={"float64": 0.75, "float32": 0.2, "float16": 0.05},
