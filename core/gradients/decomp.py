@@ -152,6 +152,12 @@ def _gaps(w, op, what):
     check_values(check, w)
 
 
+def _no_zero_singular_value(values) -> None:
+    if np.any(values == 0):
+        raise ValueError("svd: a zero singular value of a non-square matrix; the gradient "
+                         "of the singular vectors does not exist there")  # fmt: skip
+
+
 def _flows(dy) -> bool:
     """True when the gradient ``dy`` of eigen- or singular vectors can be non-zero: it is,
     or an outer tape records it (``jvp``'s double VJP differentiates with respect to a dy
@@ -201,9 +207,8 @@ def _svd_thin(dy, x, u, s, vh):
     flows = _flows(gu) or _flows(gvh)
     if flows:
         _gaps(s, "svd", "singular values")
-        if m != n and np.any(s._array == 0):
-            raise ValueError("svd: a zero singular value of a non-square matrix; the gradient "
-                             "of the singular vectors does not exist there")  # fmt: skip
+        if m != n:
+            check_values(_no_zero_singular_value, s)
     v, gv = _T(vh), _T(gvh)
     t = _eye(k, x) * o.expand_dims(gs, -1)
     if flows:

@@ -8,6 +8,8 @@ how to turn the generated function's arrays back into the function's kind of res
 
 from __future__ import annotations
 
+import numpy as np
+
 from ..gradient_registry import OVERRIDES, grad_in_force
 from ..registry import EDITS, PRIMITIVES
 from ..tensor import Tensor
@@ -35,6 +37,7 @@ class Compiled:
         self.flags: list = []  # (Variable or argument index, trainable when traced)
         self.backend, self.signature, self.arg_names = "", [], []
         self.edits, self.overrides = EDITS[0], OVERRIDES.get()  # registry state when traced
+        self.const_ids, self.copied, self.same = frozenset(), (), ()
 
     def stale(self, fn, leaves) -> str | None:
         """Why this program cannot run for ``fn`` on ``leaves`` now (None: it can)."""
@@ -44,11 +47,28 @@ class Compiled:
                 return why
             if OVERRIDES.get() is self.overrides:
                 self.edits = EDITS[0]  # unrelated registrations: the fast path again
+        ids = self.const_ids
+        for i in self.copied:  # an argument traced as a copy must not be a tensor it reads
+            x = leaves[i]
+            if type(x) is not np.ndarray and x.id in ids:
+                return f"tensor argument {i} is also a tensor the function reads by itself"
+        for i, x in self.same:
+            if leaves[i] is not x:
+                return f"tensor argument {i} is not the tensor the function also reads"
         for var, trainable in self.flags:
             now = leaves[var] if type(var) is int else var
             if now.trainable is not trainable:
                 return f"Variable {now._label()}.trainable changed to {now.trainable}"
         return self.bindings.changed(fn)
+
+    def aliases(self, tracer, leaves, traced) -> None:
+        """Note which tensor arguments were traced as copies (``copied``: a later call must
+        not pass a tensor the program reads as a constant or by identity there) and which as
+        themselves (``same``: the function reaches them by identity too; only they fit)."""
+        self.const_ids = frozenset((self.const_ids | tracer.touched) - {None})
+        pairs = [(i, x) for i, (x, t) in enumerate(zip(leaves, traced)) if isinstance(x, Tensor)]
+        self.copied = tuple(i for i, x in pairs if x is not traced[i])
+        self.same = tuple((i, x) for i, x in pairs if x is traced[i] and not _is_var(x))
 
     def _kernels_changed(self) -> str | None:
         for prim, backend, config, grad in self.checks:
@@ -165,6 +185,7 @@ def build(jitfn, fn, tracer, traced, kinds, names, result) -> Compiled:
         program, stmts, source, run, checks, Bindings(fn), (out_struct, specs, kinds)
     )
     compiled.flags = _flags(program.stmts, traced)
+    compiled.const_ids = {v.tensor_id for s in program.stmts for v in s.ins if v.kind == "const"}
     compiled.arg_names = names
     if tracer.display is not None:  # kept for show_code only: a cached program keeps no tape
         compiled.tapes = list(tracer.tapes.values())
@@ -173,6 +194,10 @@ def build(jitfn, fn, tracer, traced, kinds, names, result) -> Compiled:
     else:
         program.stmts = stmts  # the pruned program: no statement holds a dropped constant
     return compiled
+
+
+def _is_var(x) -> bool:
+    return isinstance(x, Variable)
 
 
 def _flags(stmts, traced) -> list:

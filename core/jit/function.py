@@ -34,7 +34,7 @@ from ..tracing import TRACER
 from .compiled import build
 from .pytree import flatten, flatten_result, leaf_names, unflatten
 from .signature import describe, key_change, signature
-from .tracer import Tracer
+from .tracer import Aliased, Tracer
 
 __all__ = ["jit", "JitFunction"]
 
@@ -139,7 +139,7 @@ class JitFunction:
         """Trace the function on these arguments and return the ``Compiled`` program, with
         the tapes it recorded and a display tape of its forward ops (for the graph)."""
         leaves, struct = self._flatten(args, kwargs)
-        compiled = self._build(self.fn, leaves, struct, Tape(persistent=True))
+        compiled = self._build(self.fn, leaves, struct, display=True)
         compiled.name_tensors()
         return compiled
 
@@ -155,7 +155,7 @@ class JitFunction:
         return leaves, structs
 
     def _trace(self, fn, args, kwargs, leaves, struct, key):
-        program = self._build(fn, leaves, struct, None)
+        program = self._build(fn, leaves, struct)
         result, program.first_result = program.first_result, None  # the call's, not kept
         programs = self._cache.setdefault(key, [])
         self._cache.move_to_end(key)
@@ -178,15 +178,29 @@ class JitFunction:
         self._why = ""
         return result
 
-    def _build(self, fn, leaves, struct, display):
+    def _build(self, fn, leaves, struct, display=False):
+        """Trace ``fn`` on copies of its tensor arguments; where it also reaches an argument's
+        original by identity (its closure holds the same tensor), trace again with the
+        original itself in that place."""
+        same: set = set()  # id() of arguments traced as themselves
+        while True:
+            tracer = Tracer(self.name, Tape(persistent=True) if display else None)
+            try:
+                return self._build_once(fn, leaves, struct, tracer, same)
+            except Aliased as e:
+                tracer.rollback()
+                same.add(id(leaves[e.index]))
+
+    def _build_once(self, fn, leaves, struct, tracer, same):
         names = _leaf_names(fn, struct)
-        tracer = Tracer(self.name, display)
         copies: dict = {}
-        traced = [_traced_leaf(x, copies) for x in leaves]
+        traced = [x if id(x) in same else _traced_leaf(x, copies) for x in leaves]
         first = {}
         for i, t in enumerate(traced):
             if first.setdefault(id(t), i) == i:
                 tracer.add_arg(t, i)
+                if t is not leaves[i] and isinstance(leaves[i], Tensor):
+                    tracer.originals[leaves[i].id] = i
         args, kwargs = _rebuild(struct, traced)
         try:
             with tracer:
@@ -201,6 +215,7 @@ class JitFunction:
         compiled = build(self, fn, tracer, traced, kinds, names, result)
         compiled.backend = get_backend()
         compiled.signature = describe(names, leaves, struct)
+        compiled.aliases(tracer, leaves, traced)
         originals = {id(c): x for x, c in zip(leaves, traced) if isinstance(x, Tensor)}
         compiled.first_result = unflatten(out_struct, (originals.get(id(t), t) for t in out_leaves))
         return compiled

@@ -5,10 +5,13 @@ Containers: lists, tuples (and namedtuples) and dicts, nested. A Python number, 
 other hashable value is static: part of the key, so a new value traces again (a tensor
 argument never does for a new value of the same shape and dtype). Static values are
 compared by type and bits (``Static``): ``-0.0`` is not ``0.0``, ``1.0`` is not ``1`` nor
-``True``, and a NaN is the same NaN on every call.
+``True``, and a NaN is the same NaN (sign and payload) on every call.
 """
 
 from __future__ import annotations
+
+import copy
+import struct
 
 import numpy as np
 
@@ -54,7 +57,23 @@ def flatten_result(tree, leaves: list):
         return ("N", t, tuple(flatten_result(x, leaves) for x in tree))
     if t is dict:
         return ("D", tuple(tree), tuple(flatten_result(tree[k], leaves) for k in tree))
+    if isinstance(tree, (dict, list)):  # a subclass: a shallow copy per call, items refilled
+        keys = tuple(tree) if isinstance(tree, dict) else tuple(range(len(tree)))
+        return ("C", _Object(tree), keys, tuple(flatten_result(tree[k], leaves) for k in keys))
+    _refuse_hidden_tensors(tree)
     return ("S", _Object(tree))
+
+
+def _refuse_hidden_tensors(obj) -> None:
+    """A result object holding tensors in its attributes would be returned as it was on the
+    traced call, with that call's tensors: refused (where a program would be stale)."""
+    fields = getattr(obj, "__dict__", None) or {}
+    if isinstance(obj, (set, frozenset)) or any(isinstance(v, Tensor) for v in fields.values()):
+        raise TypeError(
+            f"tv.jit: the function returned a {type(obj).__name__} holding tensors; a compiled "
+            "program returns new tensors only inside lists, tuples, namedtuples and dicts "
+            "(and their subclasses): return those instead"
+        )
 
 
 class _Object:
@@ -83,10 +102,11 @@ def _hashable(value, where: str, static: bool = False):
 def exact_key(value):
     """A key equal for two values exactly when a program may treat them as one: the same
     type and, for numbers, the same bits (``-0.0`` vs ``0.0``, ``1`` vs ``1.0`` vs ``True``
-    differ; every NaN of a type is one key), element by element in tuples and frozensets."""
+    differ; a NaN is its bits: ``float("nan")`` is one key, ``-nan`` another), element by
+    element in tuples and frozensets."""
     t = type(value)
     if t is float or isinstance(value, np.floating):
-        return (t, "nan" if value != value else float(value).hex())
+        return (t, struct.pack("<d", float(value)))  # the bits: sign of 0 and of NaN too
     if t is complex or isinstance(value, np.complexfloating):
         return (t, exact_key(float(value.real)), exact_key(float(value.imag)))
     if t is tuple or (isinstance(value, tuple) and hasattr(value, "_fields")):
@@ -131,6 +151,11 @@ def unflatten(struct, leaves):
         return struct[1](*[unflatten(s, leaves) for s in struct[2]])
     if tag == "D":
         return {k: unflatten(s, leaves) for k, s in zip(struct[1], struct[2])}
+    if tag == "C":
+        out = copy.copy(struct[1].value)
+        for k, s in zip(struct[2], struct[3]):
+            out[k] = unflatten(s, leaves)
+        return out
     raise AssertionError(struct)
 
 

@@ -22,7 +22,7 @@ from .errors import JitError, concretization_error, opaque_error
 from .ir import Stmt, Value, user_site
 from .traced_array import holds_traced, layout_of, plain, root_of, wrap
 
-__all__ = ["Tracer"]
+__all__ = ["Tracer", "Aliased"]
 
 
 FOLD_BYTES = 1 << 16  # a kernel of constants with outputs up to this size is folded
@@ -30,6 +30,15 @@ FOLD_BYTES = 1 << 16  # a kernel of constants with outputs up to this size is fo
 
 def _small(outputs) -> bool:
     return sum(t._data.nbytes for t in outputs if t._data is not None) <= FOLD_BYTES
+
+
+class Aliased(BaseException):  # not an Exception: user code's ``except Exception`` must
+    """The traced function used argument ``index``'s original tensor by identity (it also
+    reads it from its closure): trace again with the original itself."""  # not swallow it
+
+    def __init__(self, index: int):
+        super().__init__(index)
+        self.index = index
 
 
 class Tracer:
@@ -48,6 +57,9 @@ class Tracer:
         self._wrapped: list = []  # (weakref to tensor, wrapper, plain array)
         self.tensor_names: dict[int, str] = {}  # tensor id -> its name when tracing ended
         self._nodes: dict = {}  # id(tape) -> {node id: node}
+        self.originals: dict[int, int] = {}  # tensor id of a copied argument's original -> index
+        self.touched: set = set()  # ids of tensors used by identity (watched, differentiated)
+        self.undo: list = []  # (Variable, array, version) before each assign (for an abort)
         self._token = None
 
     def __enter__(self):
@@ -145,6 +157,8 @@ class Tracer:
         v = self.values.get(t.id)
         if v is not None:
             return v
+        if t.id in self.originals:
+            raise Aliased(self.originals[t.id])
         if isinstance(t, Variable):
             return self._read(t)
         data = t._data
@@ -241,6 +255,7 @@ class Tracer:
         else:
             array = to_array(value, where=f"Variable {var._label()}.assign")
             v = Value("const", array.shape, array.dtype, array=array)
+        self.undo.append((var, plain(var._data), var._version))
         token = TRACER.set(None)
         try:
             var.assign(array)
@@ -268,6 +283,18 @@ class Tracer:
             return True
         v = self.values.get(t.id)
         return v is not None and v.kind != "const"
+
+    def touch(self, t) -> None:
+        """``t`` is used by identity (a tape watches or differentiates it)."""
+        if t.id in self.originals:
+            raise Aliased(self.originals[t.id])
+        self.touched.add(t.id)
+
+    def rollback(self) -> None:
+        """Undo the assigns of an aborted trace (newest first)."""
+        for var, data, version in reversed(self.undo):
+            var._data, var._version = data, version
+        self.undo.clear()
 
     # --- refusals ---------------------------------------------------------------------------
     def concrete(self, t, what: str) -> None:

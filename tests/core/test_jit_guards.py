@@ -426,3 +426,35 @@ def test_jit_grad_of_ops_whose_gradient_branched_on_values(case):
     if torch_f is not None:
         torch_f(t).backward()
         np.testing.assert_allclose(got.numpy(), t.grad.numpy(), rtol=1e-12)
+
+
+# --- N4 (found by the world fuzzer's memory check): result containers kept from the trace ---
+def test_a_dict_subclass_result_carries_each_calls_tensors():
+    w = tv.variable(np.ones(3), name="w")
+    f = lambda x: tv.variable_grads(lambda: tv.sum(w * x * x))  # a GradsByVariable (dict)
+    j = tv.jit(f)
+    j(tv.tensor(np.ones(3)))
+    x = tv.tensor(np.full(3, 5.0))
+    got, want = j(x), f(x)
+    assert type(got.grads) is type(want.grads) and same(got.grads[w], want.grads[w])
+    assert same(got.grads["w"], tv.tensor(np.full(3, 25.0)))
+
+
+def test_a_result_object_holding_tensors_is_refused_not_replayed():
+    class Result:
+        def __init__(self, t):
+            self.t = t
+
+    with pytest.raises(TypeError, match="returned a Result holding tensors"):
+        tv.jit(lambda x: Result(x * 2))(tv.tensor([1.0]))
+
+
+class _Tensors(list):
+    pass
+
+
+def test_a_list_subclass_result():
+    j = tv.jit(lambda x: _Tensors([x * 2, x + 1]))
+    j(tv.tensor([1.0]))
+    out = j(tv.tensor([3.0]))
+    assert type(out) is _Tensors and [t.item() for t in out] == [6.0, 4.0]
