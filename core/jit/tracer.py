@@ -9,8 +9,6 @@ arrays are ``TracedArray``s until ``finish``, so value reads outside kernels rai
 
 from __future__ import annotations
 
-import weakref
-
 import numpy as np
 
 from .. import recording
@@ -20,7 +18,7 @@ from ..tensor_kinds import Variable
 from ..tracing import TRACER
 from .errors import JitError, concretization_error, opaque_error
 from .ir import Stmt, Value, user_site
-from .traced_array import holds_traced, layout_of, plain, root_of, wrap
+from .traced_array import TracedArrays, plain
 
 __all__ = ["Tracer", "Aliased"]
 
@@ -53,8 +51,7 @@ class Tracer:
         self.tapes: dict[int, object] = {}  # the tapes that recorded while tracing
         self.display = display  # a Tape that records the forward kernels (show_code)
         self.start_id = new_id()
-        self._roots: dict[int, tuple] = {}  # id(root array) -> (weakref, {layout: Value})
-        self._wrapped: list = []  # (weakref to tensor, wrapper, plain array)
+        self.arrays = TracedArrays()  # which arrays are traced values (wrapped until finish)
         self.tensor_names: dict[int, str] = {}  # tensor id -> its name when tracing ended
         self._nodes: dict = {}  # id(tape) -> {node id: node}
         self.originals: dict[int, int] = {}  # tensor id of a copied argument's original -> index
@@ -199,37 +196,20 @@ class Tracer:
             self._track(t, v)
 
     def _track(self, t: Tensor, v: Value) -> None:
-        d = t._data
-        if d is None:
-            return
-        p = plain(d)
-        w = wrap(p)
-        t._data = w
-        self._wrapped.append((weakref.ref(t), w, p))
-        root = root_of(p)
-        entry = self._roots.get(id(root))
-        if entry is None:
-            key = id(root)
-            ref = weakref.ref(root, lambda _, k=key, roots=self._roots: roots.pop(k, None))
-            entry = self._roots[key] = (ref, {})
-        entry[1].setdefault(layout_of(p), v)
+        self.arrays.track(t, v)
 
     def _alias(self, data) -> Value | None:
-        """The traced Value whose array ``data`` is (the same memory and layout), None for
-        an array of its own; a part of a traced array made outside kernels is refused."""
-        p = plain(data)
-        entry = self._roots.get(id(root_of(p)))
-        if entry is None:
-            return None
-        v = entry[1].get(layout_of(p))
-        if v is None:
+        """The traced Value whose array ``data`` is, None for an array of its own; a part of
+        a traced array made outside kernels is refused."""
+        v = self.arrays.value_of(data)
+        if v is False:
             self.escape("a view of a traced value made outside kernels")
         return v
 
     def _check_attrs(self, kernel: str, attrs) -> None:
         """Refuse attrs holding a traced array or a view of one (``x[i]`` with ``i`` a
         traced tensor: its value would be baked into the program)."""
-        if holds_traced(attrs, self._roots):
+        if self.arrays.held_in(attrs):
             self.escape(f"an attribute of kernel {kernel!r} holding a traced value")
 
     # --- random draws and assignments ---------------------------------------------------
@@ -312,12 +292,4 @@ class Tracer:
     # --- the end ----------------------------------------------------------------------------
     def finish(self) -> None:
         """Give every traced tensor its plain array back; forget the arrays."""
-        for ref, w, p in self._wrapped:
-            t = ref()
-            if t is not None:
-                if t.name:
-                    self.tensor_names[t.id] = t.name
-                if t._data is w:
-                    t._data = p
-        self._wrapped.clear()
-        self._roots.clear()
+        self.arrays.release(self.tensor_names)
