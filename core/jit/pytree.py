@@ -59,9 +59,21 @@ def flatten_result(tree, leaves: list):
         return ("D", tuple(tree), tuple(flatten_result(tree[k], leaves) for k in tree))
     if isinstance(tree, (dict, list)):  # a subclass: a shallow copy per call, items refilled
         keys = tuple(tree) if isinstance(tree, dict) else tuple(range(len(tree)))
-        return ("C", _Object(tree), keys, tuple(flatten_result(tree[k], leaves) for k in keys))
+        subtrees = tuple(flatten_result(tree[k], leaves) for k in keys)
+        return ("C", _Object(_emptied(tree)), keys, subtrees)
     _refuse_hidden_tensors(tree)
     return ("S", _Object(tree))
+
+
+def _emptied(tree):
+    """A shallow copy of a dict or list subclass without its items (kept per program: it
+    must not keep the traced call's tensors alive)."""
+    template = copy.copy(tree)
+    if isinstance(template, dict):
+        template.clear()
+    else:
+        del template[:]
+    return template
 
 
 def _refuse_hidden_tensors(obj) -> None:
@@ -153,8 +165,11 @@ def unflatten(struct, leaves):
         return {k: unflatten(s, leaves) for k, s in zip(struct[1], struct[2])}
     if tag == "C":
         out = copy.copy(struct[1].value)
-        for k, s in zip(struct[2], struct[3]):
-            out[k] = unflatten(s, leaves)
+        items = [(k, unflatten(s, leaves)) for k, s in zip(struct[2], struct[3])]
+        if isinstance(out, dict):
+            out.update(items)
+        else:
+            out.extend(v for _, v in items)
         return out
     raise AssertionError(struct)
 
