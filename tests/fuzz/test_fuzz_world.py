@@ -11,27 +11,20 @@ statics, Unicode names, many statics). ``fuzz_world_run`` runs each world eagerl
 (``make fuzz``: ``WORLD_LONG`` seeds from 100000, classes drawn); ``FUZZ_SEED`` and
 ``FUZZ_PROGRAMS`` pick another window.
 
-Status on main at c0e4053 (before the lead's tv.jit fixes, issue 33): ``test_world_fast``
-FAILS, by design: it asserts zero findings and passes once tv.jit is fixed (88 of its 100
-worlds report a finding on main). The per-class tests (``test_seeded_class_is_found``) pass
-today because each defect is real in ``core/jit``; each runs only its class on seeds where
-today's code shows the defect, and asserts the fuzzer reports it. Classes found today
-(issue 33's numbers; seeds in ``SEEDED``, details in ``WORLD.md``): 1 alias (an argument
-merged with the closure tensor it is), 2 rebinding behind nested jit / partial / callable /
-custom_grad / helpers 4-5 calls deep, 3 ``==`` closure numbers and statics (-0.0, NaN sign,
-``(True,)``/``(1,)`` under ``static_argnums``), 4 ``copy.copy`` of an argument or a
-Variable (``deepcopy`` of an argument refused), 5 ``trainable`` flips (``minimize``,
-``jit(variable_grads)``, ``fit`` with a freezing callback), 6 each traced call's results kept
-alive, 7 ``jit(hessian)`` of ``x ** 2`` refused, 8 names such as "σ²", "b₀", "ｒｅａｄ".
-New: N1, ``jit(grad(f))`` refused where tapeviz's own gradient or tape code reads a value
+Status: issue 33's tv.jit fixes have landed, so ``test_world_fast`` passes (88 of its 100
+worlds reported a finding at c0e4053, before them), and each class test plants its defect
+back (``PLANTS``: a context manager monkeypatching the fix out of ``core.jit``) and asserts
+the fuzzer reports it on the seeds where c0e4053 showed it. Classes (issue 33's numbers;
+seeds in ``SEEDED``, details in ``WORLD.md``): 1 alias (an argument merged with the closure
+tensor it is), 2 rebinding behind nested jit / partial / callable / custom_grad / helpers
+4-5 calls deep, 3 ``==`` closure numbers and statics (-0.0, NaN sign, ``(True,)``/``(1,)``),
+4 ``copy.copy`` of an argument or a Variable, 5 ``trainable`` flips (``minimize``,
+``jit(variable_grads)``, ``fit`` with a freezing callback), 6 each traced call's results
+kept alive, 7 ``jit(hessian)`` of ``x ** 2`` refused, 8 names such as "σ²", "b₀", "ｒｅａｄ";
+N1, ``jit(grad(f))`` refused where tapeviz's own gradient or tape code read a value
 (cumprod, eigh, np.outer/np.cross with a constant, exp2, ``x ** 0``).
 
-When a fix lands, the defect it removes is no longer there to find: fill ``PLANTS[c]``
-with a context manager that puts the defect back (monkeypatching ``core.jit``), so the
-class test keeps proving that the fuzzer finds it. The plants of 2/3 (programs never stale)
-and 8 (names into the code unchanged) are checked on worlds today's code gets right
-(``test_planted_*``); 6's (keep every traced call's result) cannot be told apart from
-today's code, and 1, 3s, 4, 5, 7, N1 have none yet (the fix decides what to patch).
+A new fix gets a new plant here, so the class test keeps proving the fuzzer finds it.
 """
 
 from __future__ import annotations
@@ -46,6 +39,8 @@ import numpy as np
 import pytest
 from fuzz_world import CLASSES, Plan, draw_plan, program, world
 from fuzz_world_run import Finding, compare, report, run_seed, same_bits, script, shrink
+
+import tapeviz as tv
 
 WORLD_FAST = 100  # seeds of the fast profile (10 per class; about 15 s on an idle 2-core machine)
 WORLD_LONG = 3000
@@ -95,7 +90,7 @@ def _never_stale():
     """Class 2/3: a compiled program is never stale (rebinding is not seen)."""
     from tapeviz.core.jit import compiled
 
-    return _patched(compiled.Compiled, "stale", lambda self, fn: None)
+    return _patched(compiled.Compiled, "stale", lambda self, fn, leaves: None)
 
 
 def _raw_names():
@@ -120,6 +115,60 @@ def _keep_results():
 
 
 @contextlib.contextmanager
+def _merged_arguments():
+    """Class 1: tensor arguments traced as themselves, programs not tied to them."""
+    from tapeviz.core.jit import compiled, function
+
+    def leaf(x, copies):
+        return x if isinstance(x, tv.Tensor) else traced_leaf(x, copies)
+
+    def no_aliases(self, tracer, leaves, traced):
+        self.const_ids, self.copied, self.same = frozenset(), (), ()
+
+    traced_leaf = function._traced_leaf
+    with _patched(function, "_traced_leaf", leaf):
+        with _patched(compiled.Compiled, "aliases", no_aliases):
+            yield
+
+
+def _equal_statics():
+    """Class 3s: static values compared with ``==`` (0.0 is -0.0, 1 is 1.0 and True)."""
+    from tapeviz.core.jit import pytree
+
+    return _patched(pytree, "exact_key", lambda value: ("==", value))
+
+
+def _baked_copies():
+    """Class 4: ``copy.copy``/``deepcopy`` inside a trace make constants."""
+    module = sys.modules["tapeviz.core.tensor"]  # (tapeviz.core.tensor is also a function)
+    return _patched(module, "_copied", lambda source, copy: copy)
+
+
+def _flags_ignored():
+    """Class 5: a program does not depend on its Variables' ``trainable`` flags."""
+    from tapeviz.core.jit import compiled
+
+    return _patched(compiled, "_flags", lambda stmts, traced: [])
+
+
+@contextlib.contextmanager
+def _reads_values():
+    """Class 7 and N1: gradient code reads values under jit again (no constant folding, no
+    kernel path, a Foreign tensor's copy made on its wrapped array)."""
+    from tapeviz.core.gradients import decomp, elementwise_binary, scan
+    from tapeviz.core.jit import tracer
+
+    never = lambda t: False  # noqa: E731
+    own = lambda self, t: setattr(t, "_data", t._data.copy())  # noqa: E731
+    with contextlib.ExitStack() as stack:
+        stack.enter_context(_patched(tracer, "FOLD_BYTES", -1))
+        stack.enter_context(_patched(tracer.Tracer, "own", own))
+        for module in (decomp, elementwise_binary, scan):
+            stack.enter_context(_patched(module, "traced", never))
+        yield
+
+
+@contextlib.contextmanager
 def _patched(obj, name, value):
     saved = getattr(obj, name)
     setattr(obj, name, value)
@@ -132,8 +181,9 @@ def _patched(obj, name, value):
 # issue 33 class -> context manager factory that plants the defect (None: the defect is in
 # today's code, nothing to plant; fill in when the fix lands). "3" is class 3 for closure
 # and global numbers (the stale check), "3s" for static arguments (the cache key).
-PLANTS = {"1": None, "2": _never_stale, "3": _never_stale, "3s": None, "4": None, "5": None,
-          "6": _keep_results, "7": None, "8": _raw_names, "N1": None}  # fmt: skip
+PLANTS = {"1": _merged_arguments, "2": _never_stale, "3": _never_stale, "3s": _equal_statics,
+          "4": _baked_copies, "5": _flags_ignored, "6": _keep_results, "7": _reads_values,
+          "8": _raw_names, "N1": _reads_values}  # fmt: skip
 # issue 33 class -> (kind reported, [(world class, seed)] where main at c0e4053 shows it)
 SEEDED = {
     "1": (None, [("alias", 14), ("alias", 17), ("alias", 0), ("alias", 3), ("alias", 34)]),
@@ -141,7 +191,7 @@ SEEDED = {
                     ("rebind", 45), ("rebind", 41), ("rebind", 1)]),
     "3": ("wrong", [("rebind", 5), ("rebind", 32)]),
     "3s": ("wrong", [("static", 9), ("static", 27), ("static", 25), ("static", 43)]),
-    "4": (None, [("copy", 3), ("copy", 0), ("copy", 15), ("copy", 1)]),
+    "4": (None, [("copy", 3), ("copy", 0), ("copy", 15)]),  # (copy 1: deepcopy refused, N2)
     "5": ("wrong", [("trainable", 3), ("trainable", 0), ("trainable", 13)]),
     "6": ("memory", [("cache", 0), ("cache", 1)]),
     "7": ("refusal", [("hessian", 3), ("hessian", 0)]),
@@ -224,15 +274,21 @@ def test_same_bits():
     assert same_bits(np.array([1.5, np.inf]), np.array([1.5, np.inf]))
 
 
+_STALE_PLANT = """import numpy as np
+from tapeviz.core.jit import compiled
+compiled.Compiled.stale = lambda self, fn, leaves: None  # the planted class-2 defect"""
+
+
 def test_a_finding_shrinks_and_its_script_runs_standalone(tmp_path):
     """The reproducer of a class-2 finding is a script that imports only numpy and tapeviz
     and prints the differing call; the shrunk world keeps the class and the kind."""
-    f = run_seed(26, "rebind", memory=False)
-    assert isinstance(f, Finding) and f.kind == "wrong"
-    small = shrink(f)
+    with _never_stale():
+        f = run_seed(26, "rebind", memory=False)
+        assert isinstance(f, Finding) and f.kind == "wrong"
+        small = shrink(f)
     assert small.kind == "wrong" and len(small.world.steps) <= len(f.world.steps)
     path = tmp_path / "repro.py"
-    path.write_text(script(small))
+    path.write_text(script(small).replace("import numpy as np", _STALE_PLANT, 1))
     out = subprocess.run([sys.executable, str(path)], capture_output=True, text=True,
                          cwd=tmp_path, timeout=120)  # fmt: skip
     assert out.returncode == 0, out.stderr
