@@ -52,7 +52,7 @@ class NodeAudit:
 
     def line(self) -> str:
         where = f" at {source_location.where(self.source, func=False)}" if self.source else ""
-        status = "ok" if self.passed else f"WRONG: {self.failure}"
+        status = "ok" if self.passed else f"WRONG: {'; '.join(self.report.verdicts)}"
         what = self.what or self.style
         return f"node {self.node_id} {self.label} ({what}){where}: {status}"
 

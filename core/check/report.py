@@ -58,6 +58,15 @@ class GradCheckReport(HtmlRepr):
         return list(dict.fromkeys(found))
 
     @property
+    def verdicts(self) -> list[str]:
+        """What went wrong, in words, in order, without repeats: as ``failures``, but a
+        value mismatch that looks like a known mistake is named by it (``InputCheck.verdict``)."""
+        found = [e["failure"] for e in self.errors] + [
+            c.verdict for c in self.checks if not c.passed
+        ]
+        return list(dict.fromkeys(found))
+
+    @property
     def failure(self) -> str | None:
         """The first failure class (None when it passed)."""
         return self.failures[0] if self.failures else None
@@ -86,7 +95,7 @@ class GradCheckReport(HtmlRepr):
 
     def summary(self) -> str:
         lines = [f"check_grads({self.function}, order={self.order}, mode={self.mode}): "
-                 + ("PASS" if self.passed else "FAIL: " + ", ".join(self.failures))]  # fmt: skip
+                 + ("PASS" if self.passed else "FAIL: " + "; ".join(self.verdicts))]  # fmt: skip
         lines += [f"  {e['failure']}: {e['message']}" for e in self.errors]
         lines += [f"  {c.line()}" for c in self.checks]
         lines += [f"  note: {n}" for n in self.notes]
@@ -100,6 +109,7 @@ class GradCheckReport(HtmlRepr):
             "function": self.function,
             "passed": self.passed,
             "failures": self.failures,
+            "verdicts": self.verdicts,
             "order": self.order,
             "mode": self.mode,
             "eps": self.eps,

@@ -65,8 +65,8 @@ def _check_row(c) -> str:
                   f"{w['numerical']:.6g}", f"{w['band']:.3g}"]  # fmt: skip
     else:
         cells += ["—"] * 5
-    failure = "" if c.passed else (c.failure or "value mismatch")
-    words = FAILURE_CLASSES.get(failure, "")
+    failure = c.verdict  # the mistake's pattern when one fits, else the failure class
+    words = "" if c.pattern else FAILURE_CLASSES.get(failure, "")
     cells.append(f"<b>{html.escape(failure)}</b><br><small>{html.escape(words)}</small>")
     row = "<tr>" + "".join(f"<td>{x}</td>" for x in cells) + "</tr>"
     if c.passed or not c.abs_err.size:
