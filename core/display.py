@@ -22,9 +22,18 @@ Example:
 from __future__ import annotations
 
 import importlib
+import sys
 from collections.abc import Callable
 
-__all__ = ["HtmlRepr", "html_renderer", "register_html", "unregister_html", "register_view", "view"]
+__all__ = [
+    "HtmlRepr",
+    "html_renderer",
+    "register_html",
+    "unregister_html",
+    "register_view",
+    "view",
+    "in_notebook",
+]
 
 # class, or "module.QualName" for a class whose module must not be imported to register it
 # (IPython's for_type / for_type_by_name), -> render(obj) -> str
@@ -93,6 +102,14 @@ def view(name: str, who: str):
             f"{who} needs tapeviz's optional 'viz' dependencies ({e.name!r} is not installed): "
             'pip install "tapeviz[viz]"'
         ) from e
+
+
+def in_notebook() -> bool:
+    """True inside a Jupyter kernel (IPython's shell has a ``kernel``), False in a script or a
+    terminal IPython; imports nothing."""
+    ipython = sys.modules.get("IPython")
+    shell = getattr(ipython, "get_ipython", lambda: None)() if ipython else None
+    return getattr(shell, "kernel", None) is not None
 
 
 class HtmlRepr:

@@ -103,6 +103,20 @@ class GradCheckReport(HtmlRepr):
 
     __str__ = summary
 
+    def headline(self) -> str:
+        """One line: ``passed: check_grads(f): 2 checks, worst abs err 3e-10 (band 1e-05)``
+        (``FAILED: ...`` and the verdicts when it failed)."""
+        checked = [c for c in self.checks if c.abs_err.size]
+        worst = self.worst
+        tail = ""
+        if worst is not None and worst.abs_err.size:
+            i = worst.worst_index
+            band = np.broadcast_to(worst.band, worst.abs_err.shape)[i]
+            tail = f", worst abs err {worst.abs_err[i]:.2g} (band {band:.2g})"
+        head = "passed" if self.passed else "FAILED"
+        what = "" if self.passed else ": " + "; ".join(self.verdicts)
+        return f"{head}: check_grads({self.function}): {len(checked)} checks{tail}{what}"
+
     def to_dict(self) -> dict:
         """Everything as JSON-able plain data (for widgets and saved notebooks)."""
         return {
