@@ -53,6 +53,8 @@ class InputCheck:
         jacobian: the numerical Jacobian ``(output size, input size)`` when computed, else None.
         kinks: where the one-sided derivatives differ (a non-differentiable point), when a
             mismatch there was accepted because the analytic value equals one side; else None.
+        pattern: for a value mismatch, the mistake it looks like in one sentence (the sign,
+            a factor, the gradient at -x; ``core.check.mistakes``), else "".
     """
 
     arg: object
@@ -69,6 +71,7 @@ class InputCheck:
     jacobian: np.ndarray | None = None
     kinks: np.ndarray | None = None
     confirmed: str = ""  # how a first failure was re-examined (``confirm`` in confirm.py)
+    pattern: str = ""  # the mistake a value mismatch looks like (``check.mistakes``), or ""
     abs_err: np.ndarray = field(init=False)
     rel_err: np.ndarray = field(init=False)
     passed_mask: np.ndarray = field(init=False)
@@ -94,6 +97,14 @@ class InputCheck:
     @property
     def passed(self) -> bool:
         return self.failure is None and bool(self.passed_mask.all())
+
+    @property
+    def verdict(self) -> str:
+        """What went wrong in words: the pattern when one fits, else the failure class
+        ("value mismatch" only when no pattern does); "" when it passed."""
+        if self.passed:
+            return ""
+        return self.pattern or self.failure or "value mismatch"
 
     @property
     def worst_index(self) -> tuple:
@@ -145,6 +156,8 @@ class InputCheck:
             "unchecked": self.unchecked.tolist(),
             "compared": self.compared,
             "confirmed": self.confirmed,
+            "pattern": self.pattern,
+            "verdict": self.verdict,
             "worst": worst[0] if worst else None,
         }
 
@@ -159,7 +172,7 @@ class InputCheck:
         }.get(self.kind, self.kind)
 
     def line(self) -> str:
-        status = "PASS" if self.passed else f"FAIL ({self.failure or 'value mismatch'})"
+        status = "PASS" if self.passed else f"FAIL ({self.verdict})"
         head = f"{self.label} [{self.compared}]"
         if self.abs_err.size == 0:
             return f"{head}: {status}: nothing to compare"

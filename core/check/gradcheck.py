@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import engine
+from .. import display, engine
 from ..ops import cast
 from ..tape import Tape
 from ..tensor import Tensor
@@ -102,7 +102,10 @@ def check_grads(f, *args, order=1, eps=None, atol=None, rtol=None, mode="full",
         seed: seed of the random dy and directions.
 
     Returns:
-        A ``GradCheckReport``.
+        A ``GradCheckReport``. In a notebook a check that passes also prints one line
+        (``passed: check_grads(f): 2 checks, worst abs err ...``), so a cell that ends
+        elsewhere still says it ran; a script stays quiet, as an ``assert`` does (print the
+        report for its lines). ``raise_on_failure=False`` never prints.
 
     Example:
         >>> import tapeviz as tv
@@ -149,6 +152,8 @@ def check_grads(f, *args, order=1, eps=None, atol=None, rtol=None, mode="full",
         engine.settings.record_source = saved_source
     if raise_on_failure and not report.passed:
         raise GradientCheckError(report.summary(), report)
+    if raise_on_failure and display.in_notebook():  # a script stays quiet, as an assert
+        print(report.headline())
     return report
 
 

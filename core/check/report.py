@@ -58,6 +58,15 @@ class GradCheckReport(HtmlRepr):
         return list(dict.fromkeys(found))
 
     @property
+    def verdicts(self) -> list[str]:
+        """What went wrong, in words, in order, without repeats: as ``failures``, but a
+        value mismatch that looks like a known mistake is named by it (``InputCheck.verdict``)."""
+        found = [e["failure"] for e in self.errors] + [
+            c.verdict for c in self.checks if not c.passed
+        ]
+        return list(dict.fromkeys(found))
+
+    @property
     def failure(self) -> str | None:
         """The first failure class (None when it passed)."""
         return self.failures[0] if self.failures else None
@@ -86,7 +95,7 @@ class GradCheckReport(HtmlRepr):
 
     def summary(self) -> str:
         lines = [f"check_grads({self.function}, order={self.order}, mode={self.mode}): "
-                 + ("PASS" if self.passed else "FAIL: " + ", ".join(self.failures))]  # fmt: skip
+                 + ("PASS" if self.passed else "FAIL: " + "; ".join(self.verdicts))]  # fmt: skip
         lines += [f"  {e['failure']}: {e['message']}" for e in self.errors]
         lines += [f"  {c.line()}" for c in self.checks]
         lines += [f"  note: {n}" for n in self.notes]
@@ -94,12 +103,27 @@ class GradCheckReport(HtmlRepr):
 
     __str__ = summary
 
+    def headline(self) -> str:
+        """One line: ``passed: check_grads(f): 2 checks, worst abs err 3e-10 (band 1e-05)``
+        (``FAILED: ...`` and the verdicts when it failed)."""
+        checked = [c for c in self.checks if c.abs_err.size]
+        worst = self.worst
+        tail = ""
+        if worst is not None and worst.abs_err.size:
+            i = worst.worst_index
+            band = np.broadcast_to(worst.band, worst.abs_err.shape)[i]
+            tail = f", worst abs err {worst.abs_err[i]:.2g} (band {band:.2g})"
+        head = "passed" if self.passed else "FAILED"
+        what = "" if self.passed else ": " + "; ".join(self.verdicts)
+        return f"{head}: check_grads({self.function}): {len(checked)} checks{tail}{what}"
+
     def to_dict(self) -> dict:
         """Everything as JSON-able plain data (for widgets and saved notebooks)."""
         return {
             "function": self.function,
             "passed": self.passed,
             "failures": self.failures,
+            "verdicts": self.verdicts,
             "order": self.order,
             "mode": self.mode,
             "eps": self.eps,
