@@ -1,22 +1,36 @@
 # Two commands from a fresh clone: `make lab` (JupyterLab on notebooks/) and `make test`.
-# Both build .venv (pip install -e ".[test]") on first use, and again when pyproject.toml changes.
+# `make lab` builds .venv with what the notebooks need (pip install -e ".[lab,slides]");
+# `make test` adds the rest (pip install -e ".[test]": torch, playwright, otter-grader, ...).
+# Each runs again when pyproject.toml changes.
 PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
+LAB_STAMP := $(VENV)/.installed-lab
 STAMP := $(VENV)/.installed
 # extra pytest arguments, e.g. make test PYTEST_ARGS='-m "not browser"'
 PYTEST_ARGS ?=
 # the venv's "python3" kernelspec comes before any user-level one (~/.local/share/jupyter)
 JUPYTER_ENV := JUPYTER_PATH="$(CURDIR)/$(VENV)/share/jupyter"
 
-.PHONY: lab test test-random fuzz lint bench pictures venv clean assignments grade
+.PHONY: lab test test-random fuzz lint bench pictures venv lab-venv clean assignments grade
 
-$(STAMP): pyproject.toml
+$(LAB_STAMP): pyproject.toml binder/overrides.json
 	$(PY) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e ".[lab,slides]"
+	$(MATHJAX_FIX)
+	$(LAB_OVERRIDES)
+	touch $(LAB_STAMP)
+
+$(STAMP): pyproject.toml $(LAB_STAMP)
 	$(BIN)/pip install --quiet -e ".[test]"
 	$(MATHJAX_FIX)
 	touch $(STAMP)
+
+# a newcomer's first view is the notebook, not JupyterLab's "get notified about official
+# Jupyter news?" toast: JupyterLab reads <prefix>/share/jupyter/lab/settings/overrides.json
+# (binder/postBuild and scripts/hub do the same)
+LAB_OVERRIDES = install -D -m 644 binder/overrides.json $(VENV)/share/jupyter/lab/settings/overrides.json
 
 # jupyterlab-rise (the "course" extra) pulls in jupyterlab-mathjax3, whose old MathJax
 # extension would replace JupyterLab's own and drop the assistive MathML screen readers
@@ -24,11 +38,12 @@ $(STAMP): pyproject.toml
 MATHJAX_FIX = $(BIN)/jupyter labextension disable --level=sys_prefix @jupyterlab/mathjax3-extension >/dev/null
 
 venv: $(STAMP)
+lab-venv: $(LAB_STAMP)
 
 # as root (containers, CI machines) JupyterLab needs --allow-root
 ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root,)
 
-lab: $(STAMP)
+lab: $(LAB_STAMP)
 	$(JUPYTER_ENV) $(BIN)/jupyter lab $(ROOT_FLAG) notebooks/
 
 # pytest always collects tests (tests/core, and tests/notebooks has a test even with no

@@ -21,9 +21,19 @@ Example:
 
 from __future__ import annotations
 
+import importlib
+import sys
 from collections.abc import Callable
 
-__all__ = ["HtmlRepr", "html_renderer", "register_html", "unregister_html"]
+__all__ = [
+    "HtmlRepr",
+    "html_renderer",
+    "register_html",
+    "unregister_html",
+    "register_view",
+    "view",
+    "in_notebook",
+]
 
 # class, or "module.QualName" for a class whose module must not be imported to register it
 # (IPython's for_type / for_type_by_name), -> render(obj) -> str
@@ -58,6 +68,48 @@ def html_renderer(obj) -> Callable[[object], str] | None:
         if render is not None:
             return render
     return None
+
+
+# name -> "package.module.function" of a front end's view (``AuditReport.show_graph``'s
+# "audit graph"), imported when first asked for, so that registering imports nothing
+_VIEWS: dict[str, str] = {}
+
+
+def register_view(name: str, target: str) -> None:
+    """Name a front end's view of a core object: ``target`` is ``"package.module.function"``,
+    imported only when the view is asked for (``view(name)``)."""
+    if not (isinstance(name, str) and isinstance(target, str) and "." in target):
+        raise TypeError(
+            f"register_view: expected a name and a 'module.function' string, got {name!r}, "
+            f"{target!r}"
+        )
+    _VIEWS[name] = target
+
+
+def view(name: str, who: str):
+    """The function registered as view ``name``, or an ``ImportError`` that says what
+    ``who`` (the method asking) needs: tapeviz imported, with its ``viz`` extra."""
+    target = _VIEWS.get(name)
+    if target is None:
+        raise ImportError(
+            f'{who} needs tapeviz\'s widgets: import tapeviz (pip install "tapeviz[viz]")'
+        )
+    module, _, attr = target.rpartition(".")
+    try:
+        return getattr(importlib.import_module(module), attr)
+    except ModuleNotFoundError as e:
+        raise ImportError(
+            f"{who} needs tapeviz's optional 'viz' dependencies ({e.name!r} is not installed): "
+            'pip install "tapeviz[viz]"'
+        ) from e
+
+
+def in_notebook() -> bool:
+    """True inside a Jupyter kernel (IPython's shell has a ``kernel``), False in a script or a
+    terminal IPython; imports nothing."""
+    ipython = sys.modules.get("IPython")
+    shell = getattr(ipython, "get_ipython", lambda: None)() if ipython else None
+    return getattr(shell, "kernel", None) is not None
 
 
 class HtmlRepr:

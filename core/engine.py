@@ -17,6 +17,7 @@ from .backend_registry import GLOBAL_BACKEND, SCOPED_BACKEND, get_backend
 from .gradient_registry import OVERRIDES
 from .recording import anomaly_hook, current
 from .registry import PRIMITIVES, get_kernel
+from .source_location import Source, call_columns
 from .tensor import DisposedError, Tensor
 from .tensor_data import Foreign, mark_views
 from .tracing import TRACER
@@ -245,10 +246,11 @@ def _user_frame():
             if source is None:
                 if len(_SOURCES) > 100_000:
                     _SOURCES.clear()
-                    _LINES.clear()
-                line = (code, f.f_lineno)  # one tuple per code line, shared by its nodes
-                source = _SOURCES[key] = _LINES.setdefault(
-                    line, (code.co_filename, line[1], code.co_name)
+                # one per call site: which call on the line (a loop repeats it; two calls on
+                # one line differ) and the columns of its expression
+                at = f.f_lasti
+                source = _SOURCES[key] = Source(
+                    code.co_filename, f.f_lineno, code.co_name, at, call_columns(code, at)
                 )
             return source
         f = f.f_back
@@ -256,4 +258,3 @@ def _user_frame():
 
 
 _SOURCES: dict = {}  # (code, instruction offset) -> source
-_LINES: dict = {}  # (code, line) -> source

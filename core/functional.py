@@ -9,6 +9,7 @@ import numpy as np
 
 from . import ops
 from .arrays import to_array
+from .grad_validation import check_dy
 from .tape import Tape
 from .tensor import Tensor
 from .tensor_kinds import Variable
@@ -51,6 +52,7 @@ def _value_and_grads(f, args, dy, api: str):
         raise TypeError(
             f"{api}({_name(f)}): the function must return a Tensor, got {type(y).__name__}"
         )
+    check_dy(y, dy, f"{api}({_name(f)})", api)
     g = iter(tape.gradient(y, floats, output_gradients=dy, unconnected_gradients="zero"))
     return y, [next(g) if x.dtype.kind == "f" else ops.zeros_like(x) for x in xs]
 

@@ -18,6 +18,7 @@ __all__ = [
     "NotDifferentiableError",
     "check_keys",
     "check_gradient",
+    "check_dy",
     "reducible",
     "saved_key_error",
     "StaleValueError",
@@ -84,6 +85,25 @@ def check_gradient(g, shape, dtype, where: str, *, arrays_only=False, hint="", w
         what = "dtype" if gdtype.kind == np.dtype(dtype).kind else "dtype kind"
         raise GradientError(f"{where}: expected {what} {dtype}{whose}, got {gdtype}{hint}")
     return g
+
+
+def check_dy(y, dy, where: str, api: str) -> None:
+    """A ``ValueError`` unless ``y`` is a scalar or ``dy`` has its shape: the fix it names is
+    the functional API's own ``dy=`` argument (``output_gradients`` is ``Tape.gradient``'s).
+
+    Args:
+        y: the function's output; dy: the output gradient given (or None).
+        where: ``grad(f)``, named in the error; api: ``grad``, ``grads``, ...
+    """
+    shape, got = tuple(y.shape), None if dy is None else tuple(np.shape(dy))
+    fix = f"pass dy of the output's shape: tv.{api}(f)(x, dy=tv.ones({shape}))"
+    if got is None and y.size != 1:
+        raise ValueError(
+            f"{where}: the function returned shape {shape}, not a scalar; return a scalar "
+            f"(e.g. tv.sum(y) or tv.mean(y)), or {fix}"
+        )
+    if got is not None and got != shape:
+        raise ValueError(f"{where}: dy has shape {got}, not the output's {shape}; {fix}")
 
 
 def reducible(shape, gshape, out_shapes) -> bool:

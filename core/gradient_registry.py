@@ -15,7 +15,7 @@ import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from .registry import BUILTIN_GRADIENTS, PRIMITIVES, forget_if_empty, primitive
+from .registry import BUILTIN_GRADIENTS, PRIMITIVES, edited, forget_if_empty, primitive
 
 __all__ = [
     "GradConfig",
@@ -139,6 +139,7 @@ def register_gradient(
             f"register_gradient: overriding the gradient of kernel {name!r}", stacklevel=2
         )
     prim.grad = config
+    edited()
     return config
 
 
@@ -171,6 +172,7 @@ def unregister_gradient(name: str) -> None:
     if prim is None or prim.grad is None:
         raise KeyError(f"no gradient is registered for kernel {name!r}")
     prim.grad = None
+    edited()
     forget_if_empty(name)
 
 

@@ -88,6 +88,7 @@ CONV2D_BACKPROP_INPUT = "Conv2DBackpropInput"
 CONV2D_BACKPROP_FILTER = "Conv2DBackpropFilter"
 MAX_POOL = "MaxPool"
 MAX_POOL_GRAD = "MaxPoolGrad"
+MAX_POOL_GATHER = "MaxPoolGather"  # g at each window's maximum: max_pool_grad's 2nd order
 AVG_POOL = "AvgPool"
 AVG_POOL_GRAD = "AvgPoolGrad"
 # fused loss: mean over rows of -sum(labels * log_softmax(logits)); its one-kernel gradient

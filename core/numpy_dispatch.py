@@ -53,7 +53,8 @@ def _true_divide(a, b):
     return o.div(a, b)
 
 
-_UFUNCS = {
+# numpy's ufuncs as ops: the one table (numba's CompiledLayer tracer reads it too)
+UFUNC_OPS = {
     np.add: o.add, np.subtract: o.sub, np.multiply: o.mul, np.true_divide: _true_divide,
     np.power: o.pow, np.float_power: _float_power, np.negative: o.neg, np.absolute: o.abs,
     np.fabs: o.fabs, np.sign: o.sign, np.exp: o.exp, np.exp2: o.exp2, np.expm1: o.expm1,
@@ -120,13 +121,13 @@ def _integer_call(ufunc, inputs, kwargs):
 def _call(ufunc, inputs, kwargs):
     dtype = kwargs.pop("dtype", None)
     _check_kwargs(ufunc.__name__, kwargs, ("casting", "order", "subok"))
-    return _dtype(_UFUNCS[ufunc](*inputs), dtype)
+    return _dtype(UFUNC_OPS[ufunc](*inputs), dtype)
 
 
 def array_ufunc(ufunc, method, inputs, kwargs):
     """``Tensor.__array_ufunc__``: a tapeviz op for ``ufunc.method(*inputs)``."""
     name = ufunc.__name__
-    if method == "__call__" and ufunc in _UFUNCS:
+    if method == "__call__" and ufunc in UFUNC_OPS:
         for v in inputs:  # a plain loop: every ufunc call passes here
             if isinstance(v, Tensor) and v._array.dtype.kind in "biu":
                 return _integer_call(ufunc, inputs, kwargs)
@@ -159,7 +160,7 @@ def array_function(func, types, args, kwargs):
 
 def supported() -> list[str]:
     """The numpy functions and ufuncs that dispatch to tapeviz ops."""
-    return sorted({_qualname(f) for f in _FUNCTIONS} | {f"numpy.{u.__name__}" for u in _UFUNCS})
+    return sorted({_qualname(f) for f in _FUNCTIONS} | {f"numpy.{u.__name__}" for u in UFUNC_OPS})
 
 
 def _qualname(func) -> str:

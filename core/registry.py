@@ -43,6 +43,8 @@ __all__ = [
     "register_decomposition",
     "remove_primitive",
     "forget_if_empty",
+    "edited",
+    "EDITS",
     "BUILTIN_GRADIENTS",
     "PRIMITIVES",
     "register_kernel",
@@ -80,6 +82,14 @@ BUILTIN_GRADIENTS: set[str] = set()
 
 # kernel name -> Primitive: the one table behind the kernel and gradient registries
 PRIMITIVES: dict[str, Primitive] = {}
+# how many times a kernel or gradient was registered or removed: a compiled program traced
+# at the same count runs the kernels it was traced with (tv.jit's guard; ``edited``)
+EDITS = [0]
+
+
+def edited() -> None:
+    """Note that a kernel, gradient or primitive was added, replaced or removed."""
+    EDITS[0] += 1
 
 
 def primitive(name: str) -> Primitive:
@@ -87,6 +97,7 @@ def primitive(name: str) -> Primitive:
     prim = PRIMITIVES.get(name)
     if prim is None:
         prim = PRIMITIVES[name] = Primitive(name)
+        edited()
     return prim
 
 
@@ -100,12 +111,14 @@ def forget_if_empty(name: str) -> None:
         and prim.decomposition is None
     ):
         del PRIMITIVES[name]
+        edited()
 
 
 def remove_primitive(name: str) -> None:
     """Forget kernel ``name`` entirely: its kernels on every backend, gradient and rules."""
     PRIMITIVES.pop(name, None)
     BUILTIN_GRADIENTS.discard(name)
+    edited()
 
 
 def register_decomposition(name: str, fn) -> None:
@@ -157,6 +170,7 @@ def register_kernel(
         raise TypeError(f"register_kernel({name!r}, {backend!r}): fn must be callable, got {fn!r}")
     config = KernelConfig(name, backend, fn, delegates_to)
     primitive(name).kernels[backend] = config
+    edited()
     return config
 
 
@@ -166,6 +180,7 @@ def unregister_kernel(name: str, backend: str) -> None:
     if prim is None or backend not in prim.kernels:
         raise KeyError(_missing_kernel_message(name, backend))
     del prim.kernels[backend]
+    edited()
     forget_if_empty(name)
 
 
@@ -233,6 +248,7 @@ def unregister_backend(name: str) -> None:
     BACKENDS.pop(name, None)
     for kernel, prim in list(PRIMITIVES.items()):
         if prim.kernels.pop(name, None) is not None:
+            edited()
             forget_if_empty(kernel)
     if GLOBAL_BACKEND[0] == name:
         GLOBAL_BACKEND[0] = None

@@ -10,6 +10,43 @@ from __future__ import annotations
 import re
 import sys
 
+__all__ = ["Source", "call_columns", "cell_number", "where"]
+
+
+class Source(tuple):
+    """A node's ``(file, line, function)``, and which call on that line recorded it: ``at``,
+    the instruction offset in the user's frame (a loop's turns repeat it; two calls on one
+    line differ), and ``cols``, the ``(start, end)`` columns of that call's expression (None
+    where Python does not keep them). Reads, unpacks and compares as the 3-tuple.
+
+    Example:
+        >>> s = Source("train.py", 12, "step", at=40, cols=(8, 19))
+        >>> s == ("train.py", 12, "step") and s.at == 40
+        True
+    """
+
+    def __new__(cls, file, line, function, at=None, cols=None):
+        self = super().__new__(cls, (file, line, function))
+        self.at, self.cols = at, cols
+        return self
+
+    def __reduce__(self):  # pickle and copy keep the call site
+        return (Source, (*self, self.at, self.cols))
+
+
+def call_columns(code, offset: int):
+    """``(start, end)`` columns of the expression of the instruction at ``offset`` in
+    ``code`` (on its first line), or None (Python < 3.11, or no position kept)."""
+    positions = getattr(code, "co_positions", None)
+    if positions is None:
+        return None
+    for i, pos in enumerate(positions()):
+        if i == offset // 2:
+            start, end = pos[2], pos[3]
+            same_line = pos[0] is not None and pos[0] == pos[1]
+            return (start, end) if start is not None and end is not None and same_line else None
+    return None
+
 
 def cell_number(file: str) -> int | None:
     """The execution count of the IPython cell compiled under the name ``file``, or None.

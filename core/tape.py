@@ -25,6 +25,7 @@ from .node import Node, SavedValue
 from .tensor import Tensor
 from .tensor_data import Foreign, own
 from .tensor_kinds import Constant, Variable
+from .tracing import TRACER, touch
 
 __all__ = ["Tape", "Node", "SavedValue", "BackwardStep"]  # the record tapeviz reads
 
@@ -109,6 +110,7 @@ class Tape:
                     "x = tv.cast(x, 'float32')"
                 )
             self.watched[t.id] = t
+        touch(flatten_tensors(tensors))
 
     def record_node(self, prim, backend, inputs, outputs, attrs, grad, source, saved=None):
         """Record one run of ``prim`` as a forward node (``saved``: the ``(role, name,
@@ -172,6 +174,8 @@ class Tape:
                 "Tape.gradient: a non-persistent tape can only compute one gradient; "
                 "use Tape(persistent=True) to call gradient() again"
             )
+        if TRACER.get() is not None:  # tv.jit: which tensors are differentiated, by identity
+            touch(flatten_tensors((target, sources)))
         result = reverse(self, target, sources, output_gradients, unconnected_gradients)
         self._used = True
         if not self.persistent:

@@ -273,13 +273,22 @@ class Tensor(TensorOperators):
 
     def __copy__(self):
         cls, extra = self._copy_as()
-        return _rebuild(cls, self._array, self.name, extra)
+        return _copied(self, _rebuild(cls, self._array, self.name, extra))
 
     def __deepcopy__(self, memo):
         cls, extra = self._copy_as()
-        out = _rebuild(cls, self._array.copy(), self.name, extra)
+        out = _copied(self, _rebuild(cls, self._array, self.name, extra))  # a copy of its own
         memo[id(self)] = out
         return out
+
+
+def _copied(source: Tensor, copy: Tensor) -> Tensor:
+    """``copy`` of ``source``; while ``tv.jit`` traces, the copy is the same traced value (a
+    Variable's copy: its value when copied), never a constant baked into the program."""
+    tracer = TRACER.get()
+    if tracer is not None:
+        tracer.copied(source, copy)
+    return copy
 
 
 def _rebuild(cls, data, name, extra=()):

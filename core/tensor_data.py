@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from .tensor import Tensor
+from .tracing import TRACER
 
 __all__ = ["Foreign", "own", "mark_views"]
 
@@ -30,7 +31,11 @@ def own(t: Tensor) -> Tensor:
     if type(t) is Foreign:
         d = t._data
         if d is not None:
-            t._data = d.copy()
+            tracer = TRACER.get()
+            if tracer is None:
+                t._data = d.copy()
+            else:  # tv.jit traces t: the copy stays its traced value
+                tracer.own(t)
         t.__class__ = Tensor
     return t
 

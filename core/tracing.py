@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import contextvars
 
-__all__ = ["TRACER", "guard", "refuse_opaque", "traced", "check_values"]
+__all__ = ["TRACER", "guard", "refuse_opaque", "traced", "check_values", "touch"]
 
 TRACER: contextvars.ContextVar = contextvars.ContextVar("tracer", default=None)
 
@@ -47,3 +47,12 @@ def check_values(check, *tensors) -> None:
         tracer.check(check, tensors)
     else:
         check(*[t.numpy() for t in tensors])
+
+
+def touch(tensors) -> None:
+    """Tell ``tv.jit``'s tracer that code uses these tensors by identity (a tape watches them
+    or differentiates with respect to them): an argument's original used so is an alias."""
+    tracer = TRACER.get()
+    if tracer is not None:
+        for t in tensors:
+            tracer.touch(t)

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .. import engine, source_location
+from .. import display, engine, source_location
 from ..display import HtmlRepr
 from ..registry import BUILTIN_GRADIENTS
 from ..tape import Tape
@@ -55,7 +55,7 @@ class NodeAudit:
 
     def line(self) -> str:
         where = f" at {source_location.where(self.source, func=False)}" if self.source else ""
-        status = "ok" if self.passed else f"WRONG: {self.failure}"
+        status = "ok" if self.passed else f"WRONG: {'; '.join(self.report.verdicts)}"
         what = self.what or self.style
         return f"node {self.node_id} {self.label} ({what}){where}: {status}"
 
@@ -72,6 +72,7 @@ class AuditReport(HtmlRepr):
 
     nodes: list = field(default_factory=list)
     skipped: list = field(default_factory=list)
+    tape: object = field(default=None, repr=False, compare=False)  # the audited tape
 
     @property
     def failures(self) -> list:
@@ -98,6 +99,14 @@ class AuditReport(HtmlRepr):
 
     def __len__(self) -> int:
         return len(self.nodes)
+
+    def show_graph(self, **options):
+        """The audited tape's graph with every wrong node red and its mistake written on it:
+        a tapeviz ``GraphWidget`` (``options`` go to it); needs ``import tapeviz`` and its
+        ``viz`` extra."""
+        if self.tape is None:
+            raise ValueError("AuditReport.show_graph: this report holds no tape to draw")
+        return display.view("audit graph", "AuditReport.show_graph")(self, **options)
 
     def summary(self, passed: bool = False) -> str:
         """The audit in text: a head line, then each wrong node (every node with
@@ -187,7 +196,7 @@ def audit(tape, mode="fast", eps=None, atol=None, rtol=None, seed=0, max_full=40
             "were released by tape.gradient(); record with Tape(persistent=True), or audit "
             "before calling gradient()"
         )
-    result, rng = AuditReport(), np.random.default_rng(seed)
+    result, rng = AuditReport(tape=tape), np.random.default_rng(seed)
     saved_source, engine.settings.record_source = engine.settings.record_source, False
     try:
         for node in tape.nodes:

@@ -56,6 +56,8 @@ class InputCheck:
         unresolved: where no finite difference, at any step, is accurate enough to judge the
             analytic value (``core/check/steps.py``): not checkable at this step, neither
             pass nor fail (counted in ``passed_mask``, said in the line); else None.
+        pattern: for a value mismatch, the mistake it looks like in one sentence (the sign,
+            a factor, the gradient at -x; ``core.check.mistakes``), else "".
     """
 
     arg: object
@@ -74,6 +76,7 @@ class InputCheck:
     confirmed: str = ""  # how a first failure was re-examined (``confirm`` in confirm.py)
     unresolved: np.ndarray | None = None
     resolution: str = ""  # why the unresolved elements could not be judged, with numbers
+    pattern: str = ""  # the mistake a value mismatch looks like (``check.mistakes``), or ""
     abs_err: np.ndarray = field(init=False)
     rel_err: np.ndarray = field(init=False)
     passed_mask: np.ndarray = field(init=False)
@@ -99,6 +102,14 @@ class InputCheck:
     @property
     def passed(self) -> bool:
         return self.failure is None and bool(self.passed_mask.all())
+
+    @property
+    def verdict(self) -> str:
+        """What went wrong in words: the pattern when one fits, else the failure class
+        ("value mismatch" only when no pattern does); "" when it passed."""
+        if self.passed:
+            return ""
+        return self.pattern or self.failure or "value mismatch"
 
     @property
     def worst_index(self) -> tuple:
@@ -152,6 +163,8 @@ class InputCheck:
             "resolution": self.resolution,
             "compared": self.compared,
             "confirmed": self.confirmed,
+            "pattern": self.pattern,
+            "verdict": self.verdict,
             "worst": worst[0] if worst else None,
         }
 
@@ -171,7 +184,7 @@ class InputCheck:
         return 0 if self.unresolved is None else int(self.unresolved.sum())
 
     def line(self) -> str:
-        status = "PASS" if self.passed else f"FAIL ({self.failure or 'value mismatch'})"
+        status = "PASS" if self.passed else f"FAIL ({self.verdict})"
         if self.passed and self.n_unresolved:
             status = f"NOT CHECKABLE at this step ({self.n_unresolved} of {self.unresolved.size})"
         head = f"{self.label} [{self.compared}]"

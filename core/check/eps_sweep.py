@@ -26,6 +26,9 @@ class EpsSweep:
         best_eps: the eps of the smallest error; eps_used: the eps the check used.
         dominant: what dominates at eps_used: ``"truncation"`` or ``"rounding"``.
         verdict: one sentence for a person.
+        wrong: the error stays flat instead of falling: no step size fixes it, the analytic
+            gradient is wrong (then ``best_eps`` is only the lowest point of a flat, noisy
+            curve, not a step to use, and there is no rounding region to mark).
     """
 
     eps: np.ndarray
@@ -39,6 +42,7 @@ class EpsSweep:
     eps_used: float
     dominant: str
     verdict: str
+    wrong: bool = False
 
     def to_dict(self) -> dict:
         return {
@@ -64,7 +68,8 @@ def sweep_verdict(eps, error, analytic, eps_used, scale) -> EpsSweep:
     trunc = error[anchor] * (eps / eps[anchor]) ** 2
     mid = (eps >= 1e-9) & (eps <= 1e-3)
     floor = float(np.median(error[mid] if mid.any() else error))
-    if floor > 1e-4 * max(abs(analytic), 1.0):
+    wrong = floor > 1e-4 * max(abs(analytic), 1.0)
+    if wrong:
         verdict = (
             f"the error stays near {floor:.3g} from eps 1e-9 to 1e-3 instead of falling as "
             "eps² (slope 2): no step size fixes it, so the analytic gradient is wrong"
@@ -89,5 +94,5 @@ def sweep_verdict(eps, error, analytic, eps_used, scale) -> EpsSweep:
     dominant = "truncation" if eps_used > eps[best] else "rounding"
     return EpsSweep(
         eps, error, float(analytic), trunc, rounding, s_trunc, s_round,
-        float(eps[best]), float(eps_used), dominant, verdict,
+        float(eps[best]), float(eps_used), dominant, verdict, bool(wrong),
     )  # fmt: skip

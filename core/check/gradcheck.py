@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import engine
+from .. import display, engine
 from ..ops import cast
 from ..tape import Tape
 from ..tensor import Tensor
@@ -131,7 +131,7 @@ def check_grads(f, *args, order=1, eps=None, atol=None, rtol=None, mode="full",
     the failure was confirmed or was the finite difference's error; where no step is
     accurate enough to judge (f changes on a scale far below eps, or its value is huge next
     to its change) the elements are "not checkable at this step", neither pass nor fail
-    (``report.verdict``). Elements on a kink accept any value between the
+    (``report.outcome``). Elements on a kink accept any value between the
     one-sided derivatives; elements where f is not finite or jumps nearby are "not
     checkable"; stop_gradient's value is held constant on the numerical side too. Each line
     says what it compared.
@@ -153,7 +153,10 @@ def check_grads(f, *args, order=1, eps=None, atol=None, rtol=None, mode="full",
         seed: seed of the random dy and directions.
 
     Returns:
-        A ``GradCheckReport``.
+        A ``GradCheckReport``. In a notebook a check that passes also prints one line
+        (``passed: check_grads(f): 2 checks, worst abs err ...``), so a cell that ends
+        elsewhere still says it ran; a script stays quiet, as an ``assert`` does (print the
+        report for its lines). ``raise_on_failure=False`` never prints.
 
     Example:
         >>> import tapeviz as tv
@@ -199,6 +202,8 @@ def check_grads(f, *args, order=1, eps=None, atol=None, rtol=None, mode="full",
         engine.settings.record_source = saved_source
     if raise_on_failure and not report.passed:
         raise GradientCheckError(report.summary(), report)
+    if raise_on_failure and display.in_notebook():  # a script stays quiet, as an assert
+        print(report.headline())
     return report
 
 

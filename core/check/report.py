@@ -52,7 +52,7 @@ class GradCheckReport(HtmlRepr):
         return not self.errors and all(c.passed for c in self.checks)
 
     @property
-    def verdict(self) -> str:
+    def outcome(self) -> str:
         """ "pass", "fail", or "not checkable" (no failure found, but some elements could not
         be judged by finite differences at any step: ``InputCheck.unresolved``)."""
         if not self.passed:
@@ -64,6 +64,15 @@ class GradCheckReport(HtmlRepr):
         """Every failure class found, in order, without repeats."""
         found = [e["failure"] for e in self.errors]
         found += [c.failure or "value mismatch" for c in self.checks if not c.passed]
+        return list(dict.fromkeys(found))
+
+    @property
+    def verdicts(self) -> list[str]:
+        """What went wrong, in words, in order, without repeats: as ``failures``, but a
+        value mismatch that looks like a known mistake is named by it (``InputCheck.verdict``)."""
+        found = [e["failure"] for e in self.errors] + [
+            c.verdict for c in self.checks if not c.passed
+        ]
         return list(dict.fromkeys(found))
 
     @property
@@ -94,10 +103,10 @@ class GradCheckReport(HtmlRepr):
         return self._sweep(eps, self.eps)
 
     def summary(self) -> str:
-        head = {"pass": "PASS", "fail": "FAIL: " + ", ".join(self.failures),
+        head = {"pass": "PASS", "fail": "FAIL: " + "; ".join(self.verdicts),
                 "not checkable": "NOT CHECKABLE at this step (no failure found; "
                 f"{sum(c.n_unresolved for c in self.checks)} element(s) no finite difference "
-                "can judge)"}[self.verdict]  # fmt: skip
+                "can judge)"}[self.outcome]  # fmt: skip
         lines = [f"check_grads({self.function}, order={self.order}, mode={self.mode}): {head}"]
         lines += [f"  {e['failure']}: {e['message']}" for e in self.errors]
         lines += [f"  {c.line()}" for c in self.checks]
@@ -106,13 +115,30 @@ class GradCheckReport(HtmlRepr):
 
     __str__ = summary
 
+    def headline(self) -> str:
+        """One line: ``passed: check_grads(f): 2 checks, worst abs err 3e-10 (band 1e-05)``
+        (``FAILED: ...`` and the verdicts when it failed)."""
+        checked = [c for c in self.checks if c.abs_err.size]
+        worst = self.worst
+        tail = ""
+        if worst is not None and worst.abs_err.size:
+            i = worst.worst_index
+            band = np.broadcast_to(worst.band, worst.abs_err.shape)[i]
+            tail = f", worst abs err {worst.abs_err[i]:.2g} (band {band:.2g})"
+        head = {"pass": "passed", "fail": "FAILED", "not checkable": "NOT CHECKABLE"}[self.outcome]
+        what = "" if self.passed else ": " + "; ".join(self.verdicts)
+        if self.outcome == "not checkable":  # no failure found; some elements unjudged
+            what = f": {sum(c.n_unresolved for c in self.checks)} element(s) no step can judge"
+        return f"{head}: check_grads({self.function}): {len(checked)} checks{tail}{what}"
+
     def to_dict(self) -> dict:
         """Everything as JSON-able plain data (for widgets and saved notebooks)."""
         return {
             "function": self.function,
             "passed": self.passed,
-            "verdict": self.verdict,
+            "outcome": self.outcome,
             "failures": self.failures,
+            "verdicts": self.verdicts,
             "order": self.order,
             "mode": self.mode,
             "eps": self.eps,

@@ -20,6 +20,7 @@ from .confirm import confirm, confirm_forward
 from .differences import directional, jacobians
 from .eps_sweep import sweep_verdict
 from .kinks import accept_kinks, one_sided
+from .mistakes import name_mistake, numerical_at_minus_x
 from .steps import machine_eps
 
 __all__ = ["run_checks"]
@@ -134,6 +135,9 @@ def run_checks(p, report, *, mode, eps, atol, rtol, forward, rng, order=1, label
         check = confirm(p, k, check, (eps, v, us[k]), classes.get(k), name)
         if check.failure == "value mismatch" and check.kind == "reverse":
             check.detail = _entries_note(p, k, check.jacobian)
+        if check.failure == "value mismatch":  # name the mistake when a pattern fits
+            at_minus_x = numerical_at_minus_x(p, k, check, eps, v)
+            check.pattern = name_mistake(check, p.args[i], at_minus_x, v)
         report.checks.append(check)
     if forward and p.diff:
         _forward_check(p, report, us, ds, atol, rtol, eps)

@@ -6,6 +6,9 @@ derivative through one raises instead of being silently wrong."""
 from __future__ import annotations
 
 import functools
+import inspect
+
+import numpy as np
 
 from .. import engine
 from ..grad_validation import GradientError, NotDifferentiableError, check_gradient
@@ -13,7 +16,7 @@ from ..gradient_registry import GradConfig
 from ..tensor import Tensor
 from .builder import outer_tapes, thunks_once
 
-__all__ = ["KERNEL", "INTERMEDIATE_KERNEL", "Spec", "grad_fn"]
+__all__ = ["KERNEL", "INTERMEDIATE_KERNEL", "Spec", "grad_fn", "grad_func_place", "sums_to"]
 
 KERNEL = "CustomGrad"
 INTERMEDIATE_KERNEL = "CustomGradIntermediate"
@@ -131,13 +134,37 @@ def _check_gradient(spec, i, g):
     if g is None or dtype.kind != "f":  # a non-float input never needs a gradient
         return None
     where = f"custom_grad({spec.name}): gradient for input {i} ({spec.names[i]!r})"
+    place = f"; in grad_func{grad_func_place(spec.grad_func)}"
     gshape = getattr(g, "shape", None)
     hint = ""
-    if gshape is not None and gshape != shape and len(gshape) >= len(shape):
-        hint = f"; reduce a broadcast with tv.sum_to(g, {shape})"
+    if gshape is not None and gshape != shape:
+        if sums_to(gshape, shape):
+            hint = f"{place}: it is a broadcast of the input, reduce it with tv.sum_to(g, {shape})"
+        else:
+            hint = f"{place}: return one gradient of the input's shape {shape}"
     elif getattr(g, "dtype", dtype) != dtype:
-        hint = f"; cast it with tv.cast(g, '{dtype}')"
+        hint = f"{place}: cast it with tv.cast(g, '{dtype}')"
     return check_gradient(g, shape, dtype, where, hint=hint)
+
+
+def sums_to(gshape, shape) -> bool:
+    """True when ``tv.sum_to(g, shape)`` can reduce a gradient of ``gshape``: ``shape``
+    broadcasts to ``gshape`` (what a broadcast in the forward would have made)."""
+    try:
+        return np.broadcast_shapes(tuple(shape), tuple(gshape)) == tuple(gshape)
+    except ValueError:
+        return False
+
+
+def grad_func_place(grad_func) -> str:
+    """`` at file.py:LINE`` where ``grad_func`` is defined (``""`` when unknown): a wrong
+    gradient is found after ``grad_func`` returned, so the traceback cannot show its line."""
+    code = getattr(inspect.unwrap(grad_func), "__code__", None)
+    if code is None:
+        code = getattr(getattr(grad_func, "func", None), "__code__", None)  # a partial
+    if code is None:
+        return ""
+    return f" at {code.co_filename}:{code.co_firstlineno}"
 
 
 def _mark_intermediates(spec):

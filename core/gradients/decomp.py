@@ -28,6 +28,7 @@ from ..define import Definition as D
 from ..engine import KernelError
 from ..recording import tracks
 from ..tensor import Tensor
+from ..tracing import check_values, traced
 
 
 def _T(t):
@@ -136,21 +137,32 @@ def _cholesky(dy, saved, attrs):
 
 
 def _gaps(w, op, what):
-    d = w._array[..., None, :] - w._array[..., :, None]
-    off = ~np.eye(w.shape[-1], dtype=bool)
-    scale = np.finfo(w.dtype).eps * max(1.0, float(np.max(np.abs(w._array), initial=0.0)))
-    if np.any(np.abs(d[..., off]) <= scale):
-        raise ValueError(f"{op}: repeated {what}; the gradient of the vectors does not exist "
-                         f"there (they are not unique). The {what} alone are not differentiable "
-                         f"there either; their gradient is one element of the subdifferential "
-                         f"(tv.linalg.{op}'s docs)")  # fmt: skip
+    """Refuse repeated values of ``w`` (on every call of a tv.jit program too)."""
+
+    def check(values):
+        d = values[..., None, :] - values[..., :, None]
+        off = ~np.eye(values.shape[-1], dtype=bool)
+        scale = np.finfo(values.dtype).eps * max(1.0, float(np.max(np.abs(values), initial=0)))
+        if np.any(np.abs(d[..., off]) <= scale):
+            raise ValueError(f"{op}: repeated {what}; the gradient of the vectors does not "
+                             f"exist there (they are not unique). The {what} alone are not "
+                             f"differentiable there either; their gradient is one element of "
+                             f"the subdifferential (tv.linalg.{op}'s docs)")  # fmt: skip
+
+    check_values(check, w)
+
+
+def _no_zero_singular_value(values) -> None:
+    if np.any(values == 0):
+        raise ValueError("svd: a zero singular value of a non-square matrix; the gradient "
+                         "of the singular vectors does not exist there")  # fmt: skip
 
 
 def _flows(dy) -> bool:
     """True when the gradient ``dy`` of eigen- or singular vectors can be non-zero: it is,
     or an outer tape records it (``jvp``'s double VJP differentiates with respect to a dy
     that is all zeros at the point, so skipping the term on its value would lose it)."""
-    return bool(np.any(dy._array)) or tracks(dy)
+    return traced(dy) or bool(np.any(dy._array)) or tracks(dy)  # tv.jit: any next dy
 
 
 def _inv_gaps(w, square):
@@ -195,9 +207,8 @@ def _svd_thin(dy, x, u, s, vh):
     flows = _flows(gu) or _flows(gvh)
     if flows:
         _gaps(s, "svd", "singular values")
-        if m != n and np.any(s._array == 0):
-            raise ValueError("svd: a zero singular value of a non-square matrix; the gradient "
-                             "of the singular vectors does not exist there")  # fmt: skip
+        if m != n:
+            check_values(_no_zero_singular_value, s)
     v, gv = _T(vh), _T(gvh)
     t = _eye(k, x) * o.expand_dims(gs, -1)
     if flows:

@@ -16,6 +16,7 @@ from ..backends.numpy.elementwise import binary
 from ..define import Definition as D
 from ..define import family
 from ..tensor import Tensor
+from ..tracing import traced
 
 
 # add: da = dy, db = dy (reduced to each input's shape by the engine)
@@ -47,20 +48,30 @@ def _pow(dy, saved, attrs):
 
     def da():
         exponent = b - 1
-        b_zero = b.numpy() == 0  # first: a constant exponent without zeros (x ** 2) never
-        if not b_zero.any():  # reads a's values, so tv.jit can compile it
-            return dy * b * o.pow(a, exponent)
-        both_zero = (a.numpy() == 0) & b_zero
-        if both_zero.any():  # exponent 1 there (b times it is 0): no 0 * inf, and its own
-            exponent = o.where(Tensor(both_zero), o.ones_like(b), exponent)  # gradient is finite
-        return dy * b * o.pow(a, exponent)
+        if not traced(b):
+            b_zero = b.numpy() == 0  # a constant exponent without zeros (x ** 2) never
+            if not b_zero.any():  # reads a's values
+                return dy * b * o.pow(a, exponent)
+            if not traced(a):
+                both = (a.numpy() == 0) & b_zero
+                if not both.any():
+                    return dy * b * o.pow(a, exponent)
+                return dy * b * o.pow(a, o.where(Tensor(both), o.ones_like(b), exponent))
+        # under tv.jit the same choice as kernels: exponent 1 where a = b = 0 (b times it is
+        # 0 there: no 0 * inf, and its own gradient is finite)
+        both = o.equal(a, 0) * o.equal(b, 0)
+        return dy * b * o.pow(a, o.where(both, o.ones_like(b), exponent))
 
     def db():
-        flat = (a.numpy() == 0) & (b.numpy() >= 0)
-        if flat.any():  # log(1) = 0 there: no -inf, whose gradient would be 0 * inf later
-            a_ = o.where(Tensor(flat), o.ones_like(a), a)
-            return dy * y * o.log(a_)
-        return dy * y * o.log(a)
+        if traced(a) or traced(b):  # as below, with kernels (tv.jit reads no value)
+            flat = o.equal(a, 0) * o.greater_equal(b, 0)
+        else:
+            flat = (a.numpy() == 0) & (b.numpy() >= 0)
+            if not flat.any():
+                return dy * y * o.log(a)
+            flat = Tensor(flat)
+        # log(1) = 0 where a = 0 and b >= 0: no -inf, whose gradient would be 0 * inf later
+        return dy * y * o.log(o.where(flat, o.ones_like(a), a))
 
     return {"a": da, "b": db}
 

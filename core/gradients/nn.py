@@ -4,9 +4,6 @@ for all three)."""
 
 from __future__ import annotations
 
-import numpy as np
-from numpy.lib.stride_tricks import sliding_window_view
-
 from .. import batching as B
 from .. import kernel_names as K
 from .. import ops as o
@@ -83,33 +80,18 @@ def _avg_pool(dy, saved, attrs):
     return {"x": lambda: run_kernel(K.AVG_POOL_GRAD, {"dy": dy}, a)}
 
 
-def _window_argmax(x, attrs):
-    """Index arrays (n, row, col, c) into the padded input of each window's first maximum."""
-    kh, kw = attrs["ksize"]
-    sh, sw = attrs["strides"]
-    (t, b), (lft, r) = attrs["pads"]
-    xp = np.pad(x, ((0, 0), (t, b), (lft, r), (0, 0)), constant_values=-np.inf)
-    win = sliding_window_view(xp, (kh, kw), axis=(1, 2))[:, ::sh, ::sw]
-    n, oh, ow, c = win.shape[:4]
-    p, q = np.divmod(win.reshape(n, oh, ow, c, kh * kw).argmax(axis=-1), kw)
-    rows = np.arange(oh)[None, :, None, None] * sh + p
-    cols = np.arange(ow)[None, None, :, None] * sw + q
-    nn_ = np.broadcast_to(np.arange(n)[:, None, None, None], p.shape)
-    cc = np.broadcast_to(np.arange(c)[None, None, None, :], p.shape)
-    return nn_, rows, cols, cc
-
-
 # max_pool_grad(x, dy) is linear in dy: d/d(dy) picks g at each window's maximum; d/dx = 0
 def _max_pool_grad(g, saved, attrs):
     """max_pool_grad(x, dy), linear in dy: d(dy) = g at each window's maximum, dx = 0"""
     (x,) = saved
+    return {"dy": lambda: run_kernel(K.MAX_POOL_GATHER, {"x": x, "g": g}, _pool_attrs(attrs))}
 
-    def ddy():
-        (t, b), (lft, r) = attrs["pads"]
-        gp = o.pad(g, ((0, 0), (t, b), (lft, r), (0, 0)))
-        return o.getitem(gp, _window_argmax(x.numpy(), attrs))
 
-    return {"dy": ddy}
+# max_pool_gather(x, g) is linear in g: its transpose routes dy back as max_pool_grad does
+def _max_pool_gather(dy, saved, attrs):
+    """max_pool_gather(x, g), linear in g: dg = max_pool_grad(x, dy), dx = 0"""
+    (x,) = saved
+    return {"g": lambda: run_kernel(K.MAX_POOL_GRAD, {"x": x, "dy": dy}, _pool_attrs(attrs))}
 
 
 def _avg_pool_grad(g, saved, attrs):
@@ -175,6 +157,7 @@ DEFINITIONS = (
     D(K.CONV2D_BACKPROP_FILTER, npk.conv2d_backprop_filter, _conv2d_backprop_filter, ("x", "dy")),
     D(K.MAX_POOL, npk.max_pool, _max_pool, ("x",), batch=_IMAGES),
     D(K.MAX_POOL_GRAD, npk.max_pool_grad, _max_pool_grad, ("x",)),
+    D(K.MAX_POOL_GATHER, npk.max_pool_gather, _max_pool_gather, ("x",)),
     D(K.AVG_POOL, npk.avg_pool, _avg_pool, ("x",), batch=_IMAGES),
     D(K.AVG_POOL_GRAD, npk.avg_pool_grad, _avg_pool_grad),
 )  # fmt: skip

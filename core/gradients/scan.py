@@ -14,6 +14,7 @@ from .. import kernel_names as K
 from .. import ops as o
 from ..define import Definition as D
 from ..tensor import Tensor
+from ..tracing import traced
 
 
 def _flip(t, axis):
@@ -35,10 +36,11 @@ def _cumprod(dy, saved, attrs):
     axis = attrs["axis"]
 
     def dx():
-        if np.all(np.isfinite(x._array) & (x._array != 0)):
+        if not traced(x) and np.all(np.isfinite(x._array) & (x._array != 0)):
             return _rcumsum(dy * y, axis) / x
         # a zero or an infinity (inf / inf would be NaN where the product of the others is
-        # not: cumprod along a size-1 axis of inf is x itself, dx = dy)
+        # not: cumprod along a size-1 axis of inf is x itself, dx = dy); under tv.jit always
+        # (the program cannot know the next call's values)
         return o.moveaxis(_cumprod_exact(o.moveaxis(x, axis, -1), o.moveaxis(dy, axis, -1)),
                           -1, axis)  # fmt: skip
 

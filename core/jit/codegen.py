@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..tensor import DisposedError
+from .names import identifier
 
 __all__ = ["prune", "last_uses", "compile_program", "read", "assign"]
 
@@ -136,7 +137,7 @@ def compile_program(program, stmts) -> tuple[str, object]:
     params = ", ".join(program.param_names)
     rets = ", ".join(_expr(v, g) for v in program.outputs)
     body = "\n".join("    " + line for line in lines)
-    name = f"_jit_{program.name}"
+    name = f"_jit_{identifier(program.name)}"
     src = f"def {name}({params}):\n{body}\n    return ({rets}{',' if program.outputs else ''})\n"
     code = compile(src, f"<tv.jit {program.name}>", "exec")
     exec(code, g.ns)

@@ -8,8 +8,10 @@ how to turn the generated function's arrays back into the function's kind of res
 
 from __future__ import annotations
 
-from ..gradient_registry import grad_in_force
-from ..registry import PRIMITIVES
+import numpy as np
+
+from ..gradient_registry import OVERRIDES, grad_in_force
+from ..registry import EDITS, PRIMITIVES
 from ..tensor import Tensor
 from ..tensor_kinds import Variable
 from .bindings import Bindings
@@ -32,15 +34,64 @@ class Compiled:
         self.out_struct, self.specs, self.kinds = result
         self.tapes, self.display, self.first_result = [], None, None
         self.values: dict = {}  # tensor id -> Value (traces made for display only)
+        self.flags: list = []  # (Variable or argument index, trainable when traced)
+        self.backend, self.signature, self.arg_names = "", [], []
+        self.edits, self.overrides = EDITS[0], OVERRIDES.get()  # registry state when traced
+        self.const_ids, self.copied, self.same = frozenset(), (), ()
 
-    def stale(self, fn) -> str | None:
-        """Why this program cannot run for ``fn`` now (None: it can)."""
+    def stale(self, fn, leaves) -> str | None:
+        """Why this program cannot run for ``fn`` on ``leaves`` now (None: it can)."""
+        if EDITS[0] != self.edits or OVERRIDES.get() is not self.overrides:
+            why = self._kernels_changed()
+            if why is not None:
+                return why
+            if OVERRIDES.get() is self.overrides:
+                self.edits = EDITS[0]  # unrelated registrations: the fast path again
+        ids = self.const_ids
+        for i in self.copied:  # an argument traced as a copy must not be a tensor it reads
+            x = leaves[i]
+            if type(x) is not np.ndarray and x.id in ids:
+                return f"tensor argument {i} is also a tensor the function reads by itself"
+        for i, x in self.same:
+            if leaves[i] is not x:
+                return f"tensor argument {i} is not the tensor the function also reads"
+        for var, trainable in self.flags:
+            now = leaves[var] if type(var) is int else var
+            if now.trainable is not trainable:
+                return f"Variable {now._label()}.trainable changed to {now.trainable}"
+        return self.bindings.changed(fn)
+
+    def aliases(self, tracer, leaves, traced) -> None:
+        """Note which tensor arguments were traced as copies (``copied``: a later call must
+        not pass a tensor the program reads as a constant or by identity there) and which as
+        themselves (``same``: the function reaches them by identity too; only they fit)."""
+        self.const_ids = frozenset((self.const_ids | tracer.touched) - {None})
+        pairs = [(i, x) for i, (x, t) in enumerate(zip(leaves, traced)) if isinstance(x, Tensor)]
+        self.copied = tuple(i for i, x in pairs if x is not traced[i])
+        self.same = tuple((i, x) for i, x in pairs if x is traced[i] and not _is_var(x))
+
+    def _kernels_changed(self) -> str | None:
         for prim, backend, config, grad in self.checks:
             if prim.kernels.get(backend) is not config or grad_in_force(prim) is not grad:
-                return f"kernel or gradient {prim.name!r} was registered again"
+                return f"kernel or gradient {prim.name!r} was registered again or overridden"
             if PRIMITIVES.get(prim.name) is not prim:
                 return f"kernel {prim.name!r} was unregistered"
-        return self.bindings.changed(fn)
+        return None
+
+    def guards(self) -> list[str]:
+        """What this program assumed when it was traced, one line each: what a call must
+        match to run it (``tv.show_code`` lists them)."""
+        lines = [f"backend: {self.backend}", *self.signature]
+        for v, t in self.flags:
+            name = f"argument {self.arg_names[v]}" if type(v) is int else v._label()
+            lines.append(f"Variable {name}: trainable is {t}")
+        plain = sorted({prim.name for prim, _b, _c, g in self.checks if g is prim.grad})
+        if plain:
+            lines.append(f"kernels and gradients as registered when traced: {', '.join(plain)}")
+        for prim, _backend, _config, grad in self.checks:
+            if grad is not prim.grad:
+                lines.append(f"gradient of {prim.name!r}: the override in force when traced")
+        return lines + self.bindings.describe()
 
     def run(self, leaves):
         """Run the generated function on the arguments' arrays; the function's result."""
@@ -106,7 +157,7 @@ class Compiled:
         return out
 
 
-def build(jitfn, fn, tracer, traced, kinds, names, out, result) -> Compiled:
+def build(jitfn, fn, tracer, traced, kinds, names, result) -> Compiled:
     """The ``Compiled`` program of a finished trace (``kinds``: per argument leaf ``"t"`` a
     tensor, ``"a"`` a numpy array; ``result``: the result's structure, its tensor leaves and
     their Values)."""
@@ -133,12 +184,33 @@ def build(jitfn, fn, tracer, traced, kinds, names, out, result) -> Compiled:
     compiled = Compiled(
         program, stmts, source, run, checks, Bindings(fn), (out_struct, specs, kinds)
     )
-    compiled.tapes = list(tracer.tapes.values())
-    compiled.display = tracer.display
-    if tracer.display is not None:
+    compiled.flags = _flags(program.stmts, traced)
+    compiled.const_ids = {v.tensor_id for s in program.stmts for v in s.ins if v.kind == "const"}
+    compiled.arg_names = names
+    if tracer.display is not None:  # kept for show_code only: a cached program keeps no tape
+        compiled.tapes = list(tracer.tapes.values())
+        compiled.display = tracer.display
         compiled.values = dict(tracer.values)
-    compiled.first_result = out
+    else:
+        program.stmts = stmts  # the pruned program: no statement holds a dropped constant
     return compiled
+
+
+def _is_var(x) -> bool:
+    return isinstance(x, Variable)
+
+
+def _flags(stmts, traced) -> list:
+    """``(Variable or argument index, trainable)`` for each Variable the program reads or
+    assigns: a tape watches trainable ones, so a flipped flag changes the program."""
+    out, seen = [], set()
+    for s in stmts:
+        var = getattr(s, "var", None)
+        if s.kind in ("read", "assign") and id(var) not in seen:
+            seen.add(id(var))
+            obj = traced[var] if type(var) is int else var
+            out.append((var, obj.trainable))
+    return out
 
 
 def _result_specs(traced, out_leaves, out_values) -> tuple:

@@ -1,12 +1,19 @@
 """``tv.jit``: trace a function once per signature, then run its compiled program.
 
-The signature of a call is the backend, each tensor argument's shape and dtype (and whether
-it is a Variable), which arguments are the same object, and the static values (Python
-numbers and the arguments listed in ``static_argnums``). A call with a known signature runs
-the program, after checking that the kernels and gradients it was traced with are still the
-registered ones and that the function's closure and globals hold the same objects; anything
-else traces again. While a tape records, ``detect_anomaly`` checks, or another trace runs,
-the function runs as written (so the tape records it, or the outer trace inlines it).
+The signature of a call is the backend, each tensor argument's shape and dtype, which
+arguments are the same object, each Variable argument's identity, and the static values
+(Python numbers and the arguments listed in ``static_argnums``, compared by type and bits).
+A call with a known signature runs the program after checking its guards (``Compiled.stale``:
+the kernels and gradients it was traced with are still the registered ones, the Variables it
+reads keep their ``trainable`` flags, and the Python variables its code can reach hold the
+same objects); anything else traces again, and ``retrace_reason`` says why. Programs are
+kept for the ``cache_size`` most recently used signatures. While a tape records,
+``detect_anomaly`` checks, or another trace runs, the function runs as written (so the tape
+records it, or the outer trace inlines it).
+
+Each tensor argument is traced as a copy of its own (a tensor of its own identity and
+memory), so an argument that is, or shares memory with, a tensor the function also reads
+from its closure is never merged with that constant.
 """
 
 from __future__ import annotations
@@ -14,25 +21,28 @@ from __future__ import annotations
 import functools
 import inspect
 import warnings
+from collections import OrderedDict
 
 import numpy as np
 
 from .. import recording
 from ..backend_registry import get_backend
 from ..tape import Tape
-from ..tensor import DisposedError, Tensor
+from ..tensor import Tensor
 from ..tensor_kinds import Variable
 from ..tracing import TRACER
 from .compiled import build
 from .pytree import flatten, flatten_result, leaf_names, unflatten
-from .tracer import Tracer
+from .signature import describe, key_change, signature
+from .tracer import Aliased, Tracer
 
 __all__ = ["jit", "JitFunction"]
 
 RETRACE_WARNING = 8  # traces of one function before a warning says why it keeps tracing
+CACHE_SIZE = 32  # signatures whose programs a jitted function keeps (least recently used go)
 
 
-def jit(fn=None, *, static_argnums=()):
+def jit(fn=None, *, static_argnums=(), cache_size=CACHE_SIZE):
     """Compile ``fn``: trace it once per signature, then run generated straight-line code.
 
     The first call with a new signature runs ``fn`` once while a tracer records every kernel
@@ -46,15 +56,17 @@ def jit(fn=None, *, static_argnums=()):
     ``ConcretizationError`` while tracing. Variables are read when the program runs (not
     baked in), ``Variable.assign`` in ``fn`` assigns on every call, and random ops
     (``random_normal``, dropout) draw fresh values on every call. Other tensors and Python
-    values ``fn`` reads from its closure or globals are constants of the trace; rebinding such
-    a name traces again. Python numbers among the arguments are static (a new value traces
-    again): pass a tensor for a value that changes on every call.
+    values ``fn`` reads from its closure or globals (at any depth: helpers, nested jit,
+    ``functools.partial``, callable objects) are constants of the trace; rebinding such a
+    name traces again. Python numbers among the arguments are static (a new value traces
+    again, compared by type and bits): pass a tensor for a value that changes on every call.
 
     Args:
         fn: the function; tensor and numpy arguments (nested in lists, tuples and dicts too)
             are the program's inputs.
         static_argnums: positions of arguments that are Python settings (hashable), part of
             the signature.
+        cache_size: how many signatures' programs to keep (least recently used dropped).
 
     Returns:
         A ``JitFunction``: call it like ``fn``; ``.trace(*args)`` shows what it compiles.
@@ -66,24 +78,32 @@ def jit(fn=None, *, static_argnums=()):
         array([0.8553411, 1.1815685], dtype=float32)
     """
     if fn is None:
-        return functools.partial(jit, static_argnums=static_argnums)
-    return JitFunction(fn, static_argnums)
+        return functools.partial(jit, static_argnums=static_argnums, cache_size=cache_size)
+    return JitFunction(fn, static_argnums, cache_size)
 
 
 class JitFunction:
-    """A function compiled per signature (see ``jit``). ``traces`` counts the traces run."""
+    """A function compiled per signature (see ``jit``). ``traces`` counts the traces run;
+    ``retrace_reason`` says why the last trace after the first one ran."""
 
-    def __init__(self, fn, static_argnums=()):
+    _jit_target = "fn"  # guards follow a jitted helper into its function (bindings.py)
+
+    def __init__(self, fn, static_argnums=(), cache_size=CACHE_SIZE):
         if not callable(fn):
             raise TypeError(f"tv.jit: expected a function, got {type(fn).__name__}")
         if isinstance(static_argnums, int):
             static_argnums = (static_argnums,)
+        if type(cache_size) is not int or cache_size < 1:
+            raise ValueError(f"tv.jit: cache_size must be a positive int, got {cache_size!r}")
         self.fn = fn
         self.static_argnums = frozenset(int(i) for i in static_argnums)
         self.name = display_name(fn)
         self.traces = 0
-        self._cache: dict = {}  # signature -> [Compiled, ...] (one per registry state)
+        self.cache_size = cache_size
+        self.retrace_reason = ""
+        self._cache: OrderedDict = OrderedDict()  # signature -> [Compiled, ...], oldest first
         self._why = ""
+        self._last_key = None
         functools.update_wrapper(self, fn, updated=())
 
     def __repr__(self):
@@ -102,19 +122,24 @@ class JitFunction:
         if recording.anomaly_hook() is not None:  # detect_anomaly checks each kernel eagerly
             return fn(*args, **kwargs)
         leaves, struct = self._flatten(args, kwargs)
-        key = (get_backend(), struct, _signature(leaves))
-        for program in self._cache.get(key, ()):
-            why = program.stale(fn)
-            if why is None:
-                return program.run(leaves)
-            self._why = why
+        key = (get_backend(), struct, signature(leaves))
+        programs = self._cache.get(key)
+        if programs is not None:
+            for program in programs:
+                why = program.stale(fn, leaves)
+                if why is None:
+                    self._cache.move_to_end(key)
+                    return program.run(leaves)
+                self._why = why
+        elif self._last_key is not None:
+            self._why = key_change(self._last_key, key)
         return self._trace(fn, args, kwargs, leaves, struct, key)
 
     def trace(self, *args, **kwargs):
         """Trace the function on these arguments and return the ``Compiled`` program, with
         the tapes it recorded and a display tape of its forward ops (for the graph)."""
         leaves, struct = self._flatten(args, kwargs)
-        compiled = self._build(self.fn, leaves, struct, Tape(persistent=True))
+        compiled = self._build(self.fn, leaves, struct, display=True)
         compiled.name_tensors()
         return compiled
 
@@ -130,10 +155,17 @@ class JitFunction:
         return leaves, structs
 
     def _trace(self, fn, args, kwargs, leaves, struct, key):
-        program = self._build(fn, leaves, struct, None)
+        program = self._build(fn, leaves, struct)
+        result, program.first_result = program.first_result, None  # the call's, not kept
         programs = self._cache.setdefault(key, [])
+        self._cache.move_to_end(key)
         programs.insert(0, program)
         del programs[4:]
+        while len(self._cache) > self.cache_size:
+            self._cache.popitem(last=False)
+        self._last_key = key
+        if self.traces:
+            self.retrace_reason = self._why or "a new signature"
         if self.traces == RETRACE_WARNING:
             why = self._why or "new argument shapes, dtypes or static values"
             warnings.warn(
@@ -144,16 +176,31 @@ class JitFunction:
             )
         self.traces += 1
         self._why = ""
-        return program.first_result
+        return result
 
-    def _build(self, fn, leaves, struct, display):
+    def _build(self, fn, leaves, struct, display=False):
+        """Trace ``fn`` on copies of its tensor arguments; where it also reaches an argument's
+        original by identity (its closure holds the same tensor), trace again with the
+        original itself in that place."""
+        same: set = set()  # id() of arguments traced as themselves
+        while True:
+            tracer = Tracer(self.name, Tape(persistent=True) if display else None)
+            try:
+                return self._build_once(fn, leaves, struct, tracer, same)
+            except Aliased as e:
+                tracer.rollback()
+                same.add(id(leaves[e.index]))
+
+    def _build_once(self, fn, leaves, struct, tracer, same):
         names = _leaf_names(fn, struct)
-        tracer = Tracer(self.name, display)
-        traced = [_traced_leaf(x) for x in leaves]
+        copies: dict = {}
+        traced = [x if id(x) in same else _traced_leaf(x, copies) for x in leaves]
         first = {}
         for i, t in enumerate(traced):
             if first.setdefault(id(t), i) == i:
                 tracer.add_arg(t, i)
+                if t is not leaves[i] and isinstance(leaves[i], Tensor):
+                    tracer.originals[leaves[i].id] = i
         args, kwargs = _rebuild(struct, traced)
         try:
             with tracer:
@@ -165,7 +212,13 @@ class JitFunction:
             tracer.finish()
         kinds = ["a" if not isinstance(x, Tensor) else "t" for x in leaves]
         result = (out_struct, out_leaves, outs)
-        return build(self, fn, tracer, traced, kinds, names, out, result)
+        compiled = build(self, fn, tracer, traced, kinds, names, result)
+        compiled.backend = get_backend()
+        compiled.signature = describe(names, leaves, struct)
+        compiled.aliases(tracer, leaves, traced)
+        originals = {id(c): x for x, c in zip(leaves, traced) if isinstance(x, Tensor)}
+        compiled.first_result = unflatten(out_struct, (originals.get(id(t), t) for t in out_leaves))
+        return compiled
 
 
 def _is_value(t) -> bool:
@@ -195,27 +248,19 @@ def _rebuild(struct, leaves):
     return args, kwargs
 
 
-def _traced_leaf(x):
-    if isinstance(x, Tensor):
-        if x._data is None:
-            x._array  # noqa: B018 - raises DisposedError naming the tensor
+def _traced_leaf(x, copies: dict):
+    """The tensor the trace runs ``fn`` on: a Variable itself (its identity is part of the
+    signature), else a copy of its own, one per argument object, so no constant of the
+    function is ever the same tensor or memory as an argument."""
+    if isinstance(x, Variable):
         return x
-    return Tensor(np.array(x, copy=True))  # the trace's own copy: never aliased with a constant
-
-
-def _signature(leaves) -> tuple:
-    sig = []
-    ids = {}
-    for i, x in enumerate(leaves):
-        if isinstance(x, Tensor):
-            d = x._data
-            if d is None:
-                raise DisposedError(f"tv.jit: argument tensor {x._label()} was disposed")
-            sig.append((d.shape, d.dtype, type(x) is not Tensor and isinstance(x, Variable)))
-        else:
-            sig.append((x.shape, x.dtype, False))  # an array runs as a tensor would
-        sig.append(ids.setdefault(id(x), i))  # which arguments are one object
-    return tuple(sig)
+    if isinstance(x, Tensor) and x._data is None:
+        x._array  # noqa: B018 - raises DisposedError naming the tensor
+    copy = copies.get(id(x))
+    if copy is None:
+        data = x._data if isinstance(x, Tensor) else x
+        copy = copies[id(x)] = Tensor(np.array(data, copy=True), getattr(x, "name", None))
+    return copy
 
 
 _WRAPPERS = ("grad", "grads", "value_and_grad", "value_and_grads", "jacobian", "hessian")

@@ -8,11 +8,14 @@ program is the list of statements; ``outputs`` name what it returns.
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass, field
 
 import numpy as np
 
-__all__ = ["Value", "Stmt", "Program"]
+from .. import engine
+
+__all__ = ["Value", "Stmt", "Program", "user_site"]
 
 
 @dataclass(eq=False, slots=True)
@@ -81,3 +84,15 @@ class Program:
     outputs: list
     arg_names: list
     var_args: set = field(default_factory=set)  # argument indexes that are Variables
+
+
+def user_site():
+    """(file, line, function) of the user's line running now, and (frame id, instruction
+    offset) there: ops of one execution of a line have rising offsets."""
+    source = engine.caller_source()
+    if source is None:
+        return None, ()
+    f = sys._getframe(2)
+    while f is not None and (f.f_code.co_filename != source[0] or f.f_lineno != source[1]):
+        f = f.f_back
+    return source, ((id(f), f.f_lasti) if f is not None else ())

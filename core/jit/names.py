@@ -12,17 +12,22 @@ from __future__ import annotations
 import ast
 import keyword
 import linecache
-import re
+import unicodedata
 
 __all__ = ["assign_names", "identifier"]
 
-_RESERVED = {"np", "read", "assign", "draw", "out"}
+_RESERVED = {"np", "read", "assign", "draw", "out", "asarray", "map"}  # the code's own names
 
 
 def identifier(text: str) -> str:
-    """``text`` as a Python identifier (``"W0:grad"`` -> ``W0_grad``)."""
-    s = re.sub(r"\W", "_", str(text)).strip("_") or "t"
-    if s[0].isdigit():
+    """``text`` as a Python identifier (``"W0:grad"`` -> ``W0_grad``, ``"σ²"`` -> ``σ2``).
+
+    Python reads identifiers in NFKC form (``ℓ`` is ``l``, ``ｒｅａｄ`` is ``read``), so the
+    name is normalized first: two names are the same in the generated code exactly when
+    they are the same here, and uniqueness is decided on what Python will see."""
+    s = unicodedata.normalize("NFKC", str(text))
+    s = "".join(c if ("a" + c).isidentifier() else "_" for c in s).strip("_") or "t"
+    if not s.isidentifier():  # starts with a digit or a mark that only continues a name
         s = "t" + s
     if keyword.iskeyword(s) or s in _RESERVED:
         s += "_"

@@ -3,16 +3,23 @@ compiled program takes and gives; everything else is part of the structure, a ha
 
 Containers: lists, tuples (and namedtuples) and dicts, nested. A Python number, string or
 other hashable value is static: part of the key, so a new value traces again (a tensor
-argument never does for a new value of the same shape and dtype).
+argument never does for a new value of the same shape and dtype). Static values are
+compared by type and bits (``Static``): ``-0.0`` is not ``0.0``, ``1.0`` is not ``1`` nor
+``True``, and a NaN is the same NaN (sign and payload) on every call.
 """
 
 from __future__ import annotations
+
+import copy
+import struct
 
 import numpy as np
 
 from ..tensor import Tensor
 
-__all__ = ["flatten", "flatten_result", "unflatten", "leaf_names", "LEAF"]
+__all__ = [
+    "flatten", "flatten_result", "unflatten", "leaf_names", "LEAF", "Static", "exact_key"
+]  # fmt: skip
 
 LEAF = "L"
 
@@ -50,7 +57,44 @@ def flatten_result(tree, leaves: list):
         return ("N", t, tuple(flatten_result(x, leaves) for x in tree))
     if t is dict:
         return ("D", tuple(tree), tuple(flatten_result(tree[k], leaves) for k in tree))
-    return ("S", (t, tree))
+    if isinstance(tree, (dict, list)):  # a subclass: a shallow copy per call, items refilled
+        keys = tuple(tree) if isinstance(tree, dict) else tuple(range(len(tree)))
+        subtrees = tuple(flatten_result(tree[k], leaves) for k in keys)
+        return ("C", _Object(_emptied(tree)), keys, subtrees)
+    _refuse_hidden_tensors(tree)
+    return ("S", _Object(tree))
+
+
+def _emptied(tree):
+    """A shallow copy of a dict or list subclass without its items (kept per program: it
+    must not keep the traced call's tensors alive)."""
+    template = copy.copy(tree)
+    if isinstance(template, dict):
+        template.clear()
+    else:
+        del template[:]
+    return template
+
+
+def _refuse_hidden_tensors(obj) -> None:
+    """A result object holding tensors in its attributes would be returned as it was on the
+    traced call, with that call's tensors: refused (where a program would be stale)."""
+    fields = getattr(obj, "__dict__", None) or {}
+    if isinstance(obj, (set, frozenset)) or any(isinstance(v, Tensor) for v in fields.values()):
+        raise TypeError(
+            f"tv.jit: the function returned a {type(obj).__name__} holding tensors; a compiled "
+            "program returns new tensors only inside lists, tuples, namedtuples and dicts "
+            "(and their subclasses): return those instead"
+        )
+
+
+class _Object:
+    """A result's non-tensor leaf, kept as it is (it need not be hashable)."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value):
+        self.value = value
 
 
 def _hashable(value, where: str, static: bool = False):
@@ -64,7 +108,44 @@ def _hashable(value, where: str, static: bool = False):
             "values, so pass tensors or arrays, lists/tuples/dicts of them, or hashable "
             "Python values"
         ) from None
-    return (type(value), value)
+    return Static(value)
+
+
+def exact_key(value):
+    """A key equal for two values exactly when a program may treat them as one: the same
+    type and, for numbers, the same bits (``-0.0`` vs ``0.0``, ``1`` vs ``1.0`` vs ``True``
+    differ; a NaN is its bits: ``float("nan")`` is one key, ``-nan`` another), element by
+    element in tuples and frozensets."""
+    t = type(value)
+    if t is float or isinstance(value, np.floating):
+        return (t, struct.pack("<d", float(value)))  # the bits: sign of 0 and of NaN too
+    if t is complex or isinstance(value, np.complexfloating):
+        return (t, exact_key(float(value.real)), exact_key(float(value.imag)))
+    if t is tuple or (isinstance(value, tuple) and hasattr(value, "_fields")):
+        return (t, tuple(exact_key(x) for x in value))
+    if t is frozenset:
+        return (t, frozenset(exact_key(x) for x in value))
+    return (t, value)
+
+
+class Static:
+    """A static value in a key: equal by ``exact_key``; ``value`` is the value itself."""
+
+    __slots__ = ("value", "key", "hash")
+
+    def __init__(self, value):
+        self.value = value
+        self.key = exact_key(value)
+        self.hash = hash(self.key)
+
+    def __eq__(self, other):
+        return type(other) is Static and self.key == other.key
+
+    def __hash__(self):
+        return self.hash
+
+    def __repr__(self):
+        return repr(self.value)
 
 
 def unflatten(struct, leaves):
@@ -73,7 +154,7 @@ def unflatten(struct, leaves):
         return next(leaves)
     tag = struct[0]
     if tag == "S":
-        return struct[1][1]
+        return struct[1].value
     if tag == "list":
         return [unflatten(s, leaves) for s in struct[1]]
     if tag == "tuple":
@@ -82,6 +163,14 @@ def unflatten(struct, leaves):
         return struct[1](*[unflatten(s, leaves) for s in struct[2]])
     if tag == "D":
         return {k: unflatten(s, leaves) for k, s in zip(struct[1], struct[2])}
+    if tag == "C":
+        out = copy.copy(struct[1].value)
+        items = [(k, unflatten(s, leaves)) for k, s in zip(struct[2], struct[3])]
+        if isinstance(out, dict):
+            out.update(items)
+        else:
+            out.extend(v for _, v in items)
+        return out
     raise AssertionError(struct)
 
 

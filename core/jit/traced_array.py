@@ -11,11 +11,15 @@ thread) it behaves as a plain ndarray. The tracer restores plain arrays when the
 
 from __future__ import annotations
 
+import weakref
+
 import numpy as np
 
 from ..tracing import TRACER
 
-__all__ = ["TracedArray", "plain", "wrap"]
+__all__ = [
+    "TracedArray", "TracedArrays", "plain", "wrap", "root_of", "layout_of", "holds_traced"
+]  # fmt: skip
 
 # functions that read only shape and dtype: allowed on a traced value
 _SHAPE_ONLY = {
@@ -95,3 +99,78 @@ class TracedArray(np.ndarray):
         return f"<traced array shape={self.shape} dtype={self.dtype}>"
 
     __str__ = __repr__
+
+
+def root_of(a: np.ndarray) -> np.ndarray:
+    """The array that owns ``a``'s memory (``a`` itself, or the base of its views)."""
+    while isinstance(a.base, np.ndarray):
+        a = a.base
+    return a
+
+
+def layout_of(a: np.ndarray) -> tuple:
+    """Where ``a`` starts, its shape, strides and dtype: one view of a memory."""
+    return (a.__array_interface__["data"][0], a.shape, a.strides, a.dtype.str)
+
+
+def holds_traced(attrs, roots: dict, depth: int = 0) -> bool:
+    """Whether ``attrs`` (nested dicts, lists, tuples) hold a traced array or a view of one
+    (``roots``: ``id(root array)`` of every traced array)."""
+    items = attrs.values() if isinstance(attrs, dict) else attrs
+    for a in items:
+        if isinstance(a, np.ndarray) and (isinstance(a, TracedArray) or id(root_of(a)) in roots):
+            return True
+        if isinstance(a, (dict, list, tuple)) and depth < 3 and holds_traced(a, roots, depth + 1):
+            return True
+    return False
+
+
+class TracedArrays:
+    """The arrays of a trace's values: each traced tensor's array is wrapped (value reads
+    raise) until ``release``; a view of one found later is the same value or refused."""
+
+    def __init__(self):
+        self._roots: dict[int, tuple] = {}  # id(root array) -> (weakref, {layout: Value})
+        self._wrapped: list = []  # (weakref to tensor, wrapper, plain array)
+
+    def track(self, t, v) -> None:
+        """``t``'s array is Value ``v``: wrap it, and note its memory and layout."""
+        d = t._data
+        if d is None:
+            return
+        p = plain(d)
+        w = wrap(p)
+        t._data = w
+        self._wrapped.append((weakref.ref(t), w, p))
+        key = id(root_of(p))
+        entry = self._roots.get(key)
+        if entry is None:
+            roots = self._roots
+            ref = weakref.ref(root_of(p), lambda _, k=key: roots.pop(k, None))
+            entry = roots[key] = (ref, {})
+        entry[1].setdefault(layout_of(p), v)
+
+    def value_of(self, data):
+        """The Value whose array ``data`` is (same memory and layout); None for an array of
+        its own; False for another view of a traced array (made outside kernels)."""
+        p = plain(data)
+        entry = self._roots.get(id(root_of(p)))
+        if entry is None:
+            return None
+        return entry[1].get(layout_of(p), False)
+
+    def held_in(self, attrs) -> bool:
+        """Whether kernel attributes hold a traced array or a view of one."""
+        return holds_traced(attrs, self._roots)
+
+    def release(self, names: dict) -> None:
+        """Give every traced tensor its plain array back (noting its name in ``names``)."""
+        for ref, w, p in self._wrapped:
+            t = ref()
+            if t is not None:
+                if t.name:
+                    names[t.id] = t.name
+                if t._data is w:
+                    t._data = p
+        self._wrapped.clear()
+        self._roots.clear()

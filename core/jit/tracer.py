@@ -9,21 +9,34 @@ arrays are ``TracedArray``s until ``finish``, so value reads outside kernels rai
 
 from __future__ import annotations
 
-import sys
-import weakref
-
 import numpy as np
 
-from .. import engine, recording
+from .. import recording
 from ..arrays import to_array
 from ..tensor import Tensor, new_id
 from ..tensor_kinds import Variable
 from ..tracing import TRACER
 from .errors import JitError, concretization_error, opaque_error
-from .ir import Stmt, Value
-from .traced_array import TracedArray, plain, wrap
+from .ir import Stmt, Value, user_site
+from .traced_array import TracedArrays, plain
 
-__all__ = ["Tracer"]
+__all__ = ["Tracer", "Aliased"]
+
+
+FOLD_BYTES = 1 << 16  # a kernel of constants with outputs up to this size is folded
+
+
+def _small(outputs) -> bool:
+    return sum(t._data.nbytes for t in outputs if t._data is not None) <= FOLD_BYTES
+
+
+class Aliased(BaseException):  # not an Exception: user code's ``except Exception`` must
+    """The traced function used argument ``index``'s original tensor by identity (it also
+    reads it from its closure): trace again with the original itself."""  # not swallow it
+
+    def __init__(self, index: int):
+        super().__init__(index)
+        self.index = index
 
 
 class Tracer:
@@ -38,10 +51,12 @@ class Tracer:
         self.tapes: dict[int, object] = {}  # the tapes that recorded while tracing
         self.display = display  # a Tape that records the forward kernels (show_code)
         self.start_id = new_id()
-        self._roots: dict[int, tuple] = {}  # id(root array) -> (weakref, {layout: Value})
-        self._wrapped: list = []  # (weakref to tensor, wrapper, plain array)
+        self.arrays = TracedArrays()  # which arrays are traced values (wrapped until finish)
         self.tensor_names: dict[int, str] = {}  # tensor id -> its name when tracing ended
         self._nodes: dict = {}  # id(tape) -> {node id: node}
+        self.originals: dict[int, int] = {}  # tensor id of a copied argument's original -> index
+        self.touched: set = set()  # ids of tensors used by identity (watched, differentiated)
+        self.undo: list = []  # (Variable, array, version) before each assign (for an abort)
         self._token = None
 
     def __enter__(self):
@@ -71,6 +86,8 @@ class Tracer:
         """``run_kernel`` ran ``config`` on ``inputs``: record it."""
         ins = [self.lookup(t) for t in inputs.values()]
         self._check_attrs(prim.name, attrs)
+        if all(v.kind == "const" for v in ins) and _small(outputs):  # x ** 2's b - 1
+            return self._fold(prim, config, inputs, outputs, attrs)
         outs = []
         for t in outputs:
             v = Value("op", *t._shape_dtype(), tensor_id=t.id)
@@ -85,6 +102,18 @@ class Tracer:
         self._place(stmt, inputs, outputs)
         self._emit(stmt)
 
+    def _fold(self, prim, config, inputs, outputs, attrs) -> None:
+        """A kernel of constants only: its outputs are constants too (kernels are pure; random
+        draws and Variable reads are never constants), computed once, here; only small ones
+        (``FOLD_BYTES``), so a program never keeps a large array that a kernel could make."""
+        for t in outputs:
+            data = plain(t._data)
+            self.values[t.id] = Value("const", data.shape, data.dtype, array=data, tensor_id=t.id)
+        if self.display is not None:  # show_code's graph still shows the op
+            self._place(
+                Stmt("kernel", [], [], prim=prim, config=config, attrs=attrs), inputs, outputs
+            )
+
     def _place(self, stmt: Stmt, inputs=None, outputs=None) -> None:
         """Phase, the forward statement it differentiates, source line; note the tapes."""
         rec = recording.current()
@@ -96,7 +125,7 @@ class Tracer:
                 self.tapes.setdefault(id(bw.tape), bw.tape)
                 stmt.phase = "backward"
                 stmt.grad_of = self._forward_stmt(bw.tape, bw.grad_of)
-        stmt.source, stmt.site = _user_site()
+        stmt.source, stmt.site = user_site()
         if self.display is not None and stmt.phase == "forward" and inputs is not None:
             prim = stmt.prim
             node = self.display.record_node(
@@ -125,6 +154,8 @@ class Tracer:
         v = self.values.get(t.id)
         if v is not None:
             return v
+        if t.id in self.originals:
+            raise Aliased(self.originals[t.id])
         if isinstance(t, Variable):
             return self._read(t)
         data = t._data
@@ -148,45 +179,38 @@ class Tracer:
         self._track(var, v)
         return v
 
-    def _track(self, t: Tensor, v: Value) -> None:
-        d = t._data
-        if d is None:
+    def copied(self, source: Tensor, copy: Tensor) -> None:
+        """``copy`` is ``copy.copy``/``deepcopy`` of ``source``: the same value (a Variable's
+        as read now), computed on every call instead of baked in."""
+        if not self.traced(source):
             return
-        p = plain(d)
-        w = wrap(p)
-        t._data = w
-        self._wrapped.append((weakref.ref(t), w, p))
-        root = _root(p)
-        entry = self._roots.get(id(root))
-        if entry is None:
-            key = id(root)
-            ref = weakref.ref(root, lambda _, k=key, roots=self._roots: roots.pop(k, None))
-            entry = self._roots[key] = (ref, {})
-        entry[1].setdefault(_layout(p), v)
+        v = self.lookup(source)
+        self.values[copy.id] = v
+        self._track(copy, v)
+
+    def own(self, t: Tensor) -> None:
+        """Give ``t`` a copy of its array of its own; a traced value stays traced."""
+        t._data = plain(t._data).copy()
+        v = self.values.get(t.id)
+        if v is not None:
+            self._track(t, v)
+
+    def _track(self, t: Tensor, v: Value) -> None:
+        self.arrays.track(t, v)
 
     def _alias(self, data) -> Value | None:
-        """The traced Value whose array ``data`` is (the same memory and layout), None for
-        an array of its own; a part of a traced array made outside kernels is refused."""
-        p = plain(data)
-        entry = self._roots.get(id(_root(p)))
-        if entry is None:
-            return None
-        v = entry[1].get(_layout(p))
-        if v is None:
+        """The traced Value whose array ``data`` is, None for an array of its own; a part of
+        a traced array made outside kernels is refused."""
+        v = self.arrays.value_of(data)
+        if v is False:
             self.escape("a view of a traced value made outside kernels")
         return v
 
-    def _check_attrs(self, kernel: str, attrs, depth: int = 0) -> None:
+    def _check_attrs(self, kernel: str, attrs) -> None:
         """Refuse attrs holding a traced array or a view of one (``x[i]`` with ``i`` a
         traced tensor: its value would be baked into the program)."""
-        items = attrs.values() if isinstance(attrs, dict) else attrs
-        for a in items:
-            if isinstance(a, np.ndarray) and (
-                isinstance(a, TracedArray) or id(_root(a)) in self._roots
-            ):
-                self.escape(f"an attribute of kernel {kernel!r} holding a traced value")
-            if isinstance(a, (dict, list, tuple)) and depth < 3:
-                self._check_attrs(kernel, a, depth + 1)
+        if self.arrays.held_in(attrs):
+            self.escape(f"an attribute of kernel {kernel!r} holding a traced value")
 
     # --- random draws and assignments ---------------------------------------------------
     def random(self, t: Tensor, draw) -> None:
@@ -211,6 +235,7 @@ class Tracer:
         else:
             array = to_array(value, where=f"Variable {var._label()}.assign")
             v = Value("const", array.shape, array.dtype, array=array)
+        self.undo.append((var, plain(var._data), var._version))
         token = TRACER.set(None)
         try:
             var.assign(array)
@@ -239,6 +264,18 @@ class Tracer:
         v = self.values.get(t.id)
         return v is not None and v.kind != "const"
 
+    def touch(self, t) -> None:
+        """``t`` is used by identity (a tape watches or differentiates it)."""
+        if t.id in self.originals:
+            raise Aliased(self.originals[t.id])
+        self.touched.add(t.id)
+
+    def rollback(self) -> None:
+        """Undo the assigns of an aborted trace (newest first)."""
+        for var, data, version in reversed(self.undo):
+            var._data, var._version = data, version
+        self.undo.clear()
+
     # --- refusals ---------------------------------------------------------------------------
     def concrete(self, t, what: str) -> None:
         """Raise if ``t``'s value is traced (a Variable's always is)."""
@@ -255,34 +292,4 @@ class Tracer:
     # --- the end ----------------------------------------------------------------------------
     def finish(self) -> None:
         """Give every traced tensor its plain array back; forget the arrays."""
-        for ref, w, p in self._wrapped:
-            t = ref()
-            if t is not None:
-                if t.name:
-                    self.tensor_names[t.id] = t.name
-                if t._data is w:
-                    t._data = p
-        self._wrapped.clear()
-        self._roots.clear()
-
-
-def _user_site():
-    """(file, line, function) of the user's line running now, and (frame id, instruction
-    offset) there: ops of one execution of a line have rising offsets."""
-    source = engine.caller_source()
-    if source is None:
-        return None, ()
-    f = sys._getframe(2)
-    while f is not None and (f.f_code.co_filename != source[0] or f.f_lineno != source[1]):
-        f = f.f_back
-    return source, ((id(f), f.f_lasti) if f is not None else ())
-
-
-def _root(a: np.ndarray) -> np.ndarray:
-    while isinstance(a.base, np.ndarray):
-        a = a.base
-    return a
-
-
-def _layout(a: np.ndarray) -> tuple:
-    return (a.__array_interface__["data"][0], a.shape, a.strides, a.dtype.str)
+        self.arrays.release(self.tensor_names)

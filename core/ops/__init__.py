@@ -3,6 +3,7 @@
 """
 
 from __future__ import annotations
+import __future__ as _future
 
 import sys as _sys
 from types import ModuleType as _ModuleType
@@ -197,7 +198,9 @@ from .shape import (
 __all__ = [
     n
     for n, v in list(globals().items())
-    if not n.startswith("_") and (n == "linalg" or not isinstance(v, _ModuleType))
+    if not n.startswith("_")
+    and (n == "linalg" or not isinstance(v, _ModuleType))
+    and not isinstance(v, _future._Feature)  # ``from __future__ import annotations`` binds one
 ]
 
 _operators_module._ops = _sys.modules[__name__]

@@ -11,6 +11,7 @@ session on a machine the class trusts; a real course puts its university's login
 See docs/course_hub.md for the setup and the measured capacity.
 """
 
+import json
 import os
 import shutil
 import sys
@@ -53,3 +54,22 @@ def copy_course(spawner):
 
 
 c.Spawner.pre_spawn_hook = copy_course
+
+
+def quiet_lab(prefix=None) -> Path:
+    """The students' JupyterLab (this environment's) opens on the notebook, not on the
+    "get notified about official Jupyter news?" toast: binder/overrides.json merged into
+    ``<prefix>/share/jupyter/lab/settings/overrides.json`` (what ``make lab`` installs)."""
+    target = (
+        Path(prefix or sys.prefix) / "share" / "jupyter" / "lab" / "settings" / "overrides.json"
+    )
+    wanted = json.loads((ROOT / "binder" / "overrides.json").read_text(encoding="utf-8"))
+    have = json.loads(target.read_text(encoding="utf-8")) if target.exists() else {}
+    for plugin, values in wanted.items():
+        have.setdefault(plugin, {}).update(values)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(json.dumps(have, indent=2) + "\n", encoding="utf-8")
+    return target
+
+
+quiet_lab()

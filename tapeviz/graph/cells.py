@@ -9,14 +9,16 @@ from tapeviz.core.source_location import cell_number
 
 
 def source_record(src) -> dict | None:
-    """``(file, line, function)`` -> ``{file, line, func, cell, text}``; ``text`` is
-    ``In [3], line 2`` for a notebook cell, ``train.py:12`` for a file."""
+    """``(file, line, function)`` -> ``{file, line, func, cell, text, at, cols}``; ``text``
+    is ``In [3], line 2`` for a notebook cell, ``train.py:12`` for a file; ``at`` and
+    ``cols`` say which call on the line (``core.source_location.Source``; None if unknown)."""
     if not src:
         return None
     file, line, func = src
     cell = cell_number(file)
     text = f"In [{cell}], line {line}" if cell is not None else f"{os.path.basename(file)}:{line}"
-    return {"file": file, "line": line, "func": func, "cell": cell, "text": text}
+    return {"file": file, "line": line, "func": func, "cell": cell, "text": text,
+            "at": getattr(src, "at", None), "cols": getattr(src, "cols", None)}  # fmt: skip
 
 
 def source_text(src: dict) -> str:

@@ -166,15 +166,49 @@ def _code_groups(loose: list[dict]) -> list[dict]:
                 _add(grp, op)
             out.append(grp)
     i = 0
-    while i < len(out):  # the turns of a loop: the same code, numbered
+    while i < len(out):  # groups of the same code: a loop's turns, or calls on one line
         j = i
         while j + 1 < len(out) and out[j + 1]["label"] == out[i]["label"]:
             j += 1
-        for k in range(i, j + 1) if j > i else ():
-            out[k]["base"] = out[k]["label"]
-            out[k]["label"] += f" \u00b7 turn {k - i + 1}/{j - i + 1}"
+        if j > i:
+            _number(out[i : j + 1])
         i = j + 1
     return out
+
+
+def _number(run: list[dict]) -> None:
+    """Number groups of the same code text. A loop's turns repeat the same call sites
+    ("turn 2/3"); calls on one line (``f(z) + f(-z)``: no loop between them) are different
+    call sites, so each is "call 1/2" with the part of the line that tells it apart."""
+    sites = [tuple((line_of(op), (op.get("source") or {}).get("at")) for op in g["_ops"])
+             for g in run]  # fmt: skip
+    if any(at is None for site in sites for _, at in site):  # no call sites: as before
+        sites = [()] * len(run)
+    distinct = list(dict.fromkeys(sites))
+    for k, grp in enumerate(run):
+        grp["base"] = grp["label"]
+        parts = []
+        if len(distinct) > 1:
+            seg = _call_text(grp["_ops"])
+            call = f"call {distinct.index(sites[k]) + 1}/{len(distinct)}"
+            parts.append(f"{call}: {seg}" if seg else call)
+        turns = sites.count(sites[k])
+        if turns > 1:
+            parts.append(f"turn {sites[:k].count(sites[k]) + 1}/{turns}")
+        grp["label"] += " \u00b7 " + ", ".join(parts)
+
+
+def _call_text(ops: list[dict], width: int = 26) -> str:
+    """The text of the expression that recorded the group's first op on its last line (the
+    caller's line of a call): ``f(-z)`` in ``y * f(z) + (1 - y) * f(-z)``; "" if unknown."""
+    last = line_of(ops[-1])
+    src = next(((op.get("source") or {}) for op in ops if line_of(op) == last), {})
+    cols = src.get("cols")
+    if not cols or last is None or not last[0]:
+        return ""
+    raw = linecache.getline(last[0], last[1]).encode("utf-8")
+    text = raw[cols[0] : cols[1]].decode("utf-8", "replace").strip()
+    return text if len(text) <= width else text[: width - 1] + "\u2026"
 
 
 def _merge_repeats(ordered: list[dict], op_group: dict, expand=()) -> list[dict]:

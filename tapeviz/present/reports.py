@@ -7,9 +7,10 @@ a small table for a notebook. ``register_renderers`` hooks them into
 
 from __future__ import annotations
 
+from tapeviz.core import source_location
 from tapeviz.core.check.audit import AuditReport
 from tapeviz.core.check.report import FAILURE_CLASSES, GradCheckReport
-from tapeviz.core.display import register_html
+from tapeviz.core.display import register_html, register_view
 
 from .palette import FAIL, GREY, PASS
 from .text import html_text
@@ -27,6 +28,7 @@ def register_renderers() -> None:
     register_html(GradCheckReport, gradcheck_html)
     register_html(AuditReport, audit_html)
     register_html(_LAYER_INFO, layer_info_html)
+    register_view("audit graph", "tapeviz.graph.audit_graph.audit_graph")
 
 
 def _verdict(passed: bool, unresolved: int = 0) -> tuple[str, str]:
@@ -69,8 +71,8 @@ def _check_row(c) -> str:
                   f"{w['numerical']:.6g}", f"{w['band']:.3g}"]  # fmt: skip
     else:
         cells += ["—"] * 5
-    failure = "" if c.passed else (c.failure or "value mismatch")
-    words = FAILURE_CLASSES.get(failure, "")
+    failure = c.verdict  # the mistake's pattern when one fits, else the failure class
+    words = "" if c.pattern else FAILURE_CLASSES.get(failure, "")
     cells.append(f"<b>{html_text(failure)}</b><br><small>{html_text(words)}</small>")
     row = "<tr>" + "".join(f"<td>{x}</td>" for x in cells) + "</tr>"
     if c.n_unresolved and c.passed:
@@ -89,18 +91,65 @@ def _check_row(c) -> str:
 
 
 def audit_html(report) -> str:
-    """An ``AuditReport`` as a verdict line and one table row per wrong node."""
+    """An ``AuditReport`` as a verdict line and, for each wrong node, all its text says: the
+    node, its kind, the line that made it, the mistake, and each failing check's worst entry
+    (analytic against numerical); then where the red graph is and the skipped nodes."""
     colour, word = _verdict(report.passed)
-    rows = "".join(
-        f"<tr><td>{n.node_id}</td><td>{html_text(n.label)}</td>"
-        f"<td>{html_text(n.kernel)}</td><td><b style='color:{FAIL}'>FAIL</b></td>"
-        f"<td>{html_text(n.failure or '')}</td></tr>"
-        for n in report.failures
+    head = (
+        f"<b style='color:{colour}'>{word}</b> audit: {len(report.nodes)} nodes checked, "
+        f"{len(report.failures)} wrong, {len(report.skipped)} skipped"
     )
-    return (
-        f"<div><b style='color:{colour}'>{word}</b> audit: {len(report.nodes)} nodes "
-        f"checked, {len(report.failures)} wrong<table>{rows}</table></div>"
+    rows = "".join(_audit_rows(n) for n in report.failures)
+    table = f"<table>{_AUDIT_HEADER}{rows}</table>" if rows else ""
+    graph = (
+        "<p><small><code>report.show_graph()</code> draws the graph with the wrong "
+        f"node{'s' if len(report.failures) > 1 else ''} in red.</small></p>"
+        if report.failures and report.tape is not None
+        else ""
     )
+    skipped = "".join(
+        f"<li>node {s['node_id']} ({html_text(s['kernel'])}): {html_text(s['reason'])}</li>"
+        for s in report.skipped
+    )
+    skipped = f"<details><summary>skipped</summary><ul>{skipped}</ul></details>" if skipped else ""
+    return f"<div class='tv-audit'>{head}{table}{graph}{skipped}</div>"
+
+
+_AUDIT_HEADER = (
+    "<tr>"
+    + "".join(
+        f"<th>{c}</th>"
+        for c in (
+            "node",
+            "what",
+            "made at",
+            "mistake",
+            "check",
+            "worst at",
+            "analytic",
+            "numerical",
+        )
+    )
+    + "</tr>"
+)
+
+
+def _audit_rows(n) -> str:
+    where = source_location.where(n.source, func=False) if n.source else "—"
+    node = [f"<b>{n.node_id}</b> {html_text(n.label)}", html_text(n.what or n.style),
+            f"<code>{html_text(where)}</code>"]  # fmt: skip
+    rows = []
+    for e in n.report.errors:
+        rows.append(node + [f"<b style='color:{FAIL}'>{html_text(e['failure'])}</b>",
+                            html_text(e["message"]), "", "", ""])  # fmt: skip
+    for c in (c for c in n.report.checks if not c.passed):
+        w = c.worst_elements(1)[0] if c.abs_err.size else None
+        cells = (
+            [str(w["index"]), f"{w['analytic']:.6g}", f"{w['numerical']:.6g}"] if w else [""] * 3
+        )
+        rows.append(node + [f"<b style='color:{FAIL}'>{html_text(c.verdict)}</b>",
+                            html_text(c.label)] + cells)  # fmt: skip
+    return "".join("<tr>" + "".join(f"<td>{x}</td>" for x in r) + "</tr>" for r in rows)
 
 
 def layer_info_html(info) -> str:

@@ -20,7 +20,7 @@ from tapeviz.core.jit import JitFunction, jit
 
 from ..present.text import html_text
 
-__all__ = ["show_code", "CodeView", "CodeWidget", "highlight"]
+__all__ = ["show_code", "CodeView", "CodeWidget", "highlight", "guard_rows"]
 
 _STATIC = pathlib.Path(__file__).resolve().parent.parent / "static"
 
@@ -69,9 +69,10 @@ class CodeView(widgets.HBox):
             Python that runs.
     """
 
-    def __init__(self, compiled, graph=True, backward="both", **graph_kwargs):
+    def __init__(self, compiled, graph=True, backward="both", retraced="", **graph_kwargs):
         self.compiled = compiled
-        rows = compiled.rows()
+        self.guards = compiled.guards()
+        rows = compiled.rows() + guard_rows(self.guards, retraced)
         self.text = "\n".join(r["text"] for r in rows)
         self.source = compiled.source
         self.code = CodeWidget(
@@ -102,6 +103,16 @@ class CodeView(widgets.HBox):
         return data, meta
 
 
+def guard_rows(guards: list, retraced: str = "") -> list:
+    """Rows after the code: what the program assumed (its guards) and why it last retraced."""
+    rows = [{"text": "", "kind": "section", "node": "", "phase": ""}]
+    if retraced:
+        rows.append({"text": f"# traced again because: {retraced}", "kind": "group"})
+    rows.append({"text": "# guards: a call runs this program only while", "kind": "section"})
+    rows += [{"text": f"#   {g}", "kind": "section"} for g in guards]
+    return [{"node": "", "phase": "", **r} for r in rows]
+
+
 def show_code(f, *args, graph=True, backward="both", **kwargs) -> CodeView:
     """The code ``tv.jit`` generates for ``f`` on these arguments, beside its graph.
 
@@ -111,8 +122,14 @@ def show_code(f, *args, graph=True, backward="both", **kwargs) -> CodeView:
         graph: show the graph of the trace beside the code (hovering links them).
         backward: the graph's view when the trace ran a backward pass (``"both"``).
 
+    Below the code, its guards: what the program assumed (argument shapes and dtypes, static
+    values, the Variables it reads and their ``trainable`` flags, the kernels and gradients
+    in force, each global and closure variable its code can reach); a call that matches
+    them all runs the program, any other traces again. After a retrace of a ``tv.jit``
+    function, the reason heads the list.
+
     Returns:
-        A ``CodeView``; ``print(view)`` prints the code.
+        A ``CodeView``; ``print(view)`` prints the code; ``view.guards`` lists the guards.
 
     Example:
         >>> import tapeviz as tv
@@ -121,4 +138,5 @@ def show_code(f, *args, graph=True, backward="both", **kwargs) -> CodeView:
         True
     """
     jitted = f if isinstance(f, JitFunction) else jit(f)
-    return CodeView(jitted.trace(*args, **kwargs), graph=graph, backward=backward)
+    compiled = jitted.trace(*args, **kwargs)
+    return CodeView(compiled, graph=graph, backward=backward, retraced=jitted.retrace_reason)

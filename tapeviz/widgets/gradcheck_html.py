@@ -11,7 +11,7 @@ def badge_html(name: str, arg: int, now: Check) -> str:
     """The PASS or FAIL badge of the check ``now`` of argument ``arg`` of ``name``, in words."""
     ok = now.report.passed
     colour, word = (PASS, "&#10004; PASS") if ok else (FAIL, "&#10008; FAIL")
-    if ok and now.report.verdict == "not checkable":  # no step judges it: neither
+    if ok and now.report.outcome == "not checkable":  # no step judges it: neither
         colour, word = GREY["dark"], "? NOT CHECKABLE"
     c, sweep = now.check, now.sweep
     if c is None:

@@ -143,27 +143,37 @@ def _label_bars(ax, x, e, floor):
 
 
 def draw_sweep(ax, sweep, eps_now):
-    """Error against eps on log-log axes, slope-2 truncation and slope -1 rounding lines."""
+    """Error against eps on log-log axes, slope-2 truncation and slope -1 rounding lines; for
+    a wrong gradient (a flat error: ``sweep.wrong``) only the error and what it means, as the
+    widget says it: no best eps, no rounding region, no reference slopes to read."""
     eps, e = sweep.eps, np.maximum(sweep.error, 1e-18)
     lo, hi = max(e.min() / 10, 1e-18), max(e.max() * 10, 1e-12)
-    if sweep.best_eps > eps[0] * 10:  # a rounding region wider than a decade: mark it
+    wrong = getattr(sweep, "wrong", False)
+    if sweep.best_eps > eps[0] * 10 and not wrong:  # a rounding region over a decade: mark it
         ax.axvspan(eps[0], sweep.best_eps, color=C["reddish_purple"], alpha=0.08)
         ax.text(eps[0], lo * 2, " rounding rise", fontsize=7, color=C["reddish_purple"])
     ax.loglog(eps, e, marker="o", markersize=3, color=C["blue"], label="|error|")
-    trunc = f"slope 2 ({fit_text(sweep.slope_truncation)})"
-    ax.loglog(eps, sweep.truncation_line, color=C["orange"], linestyle="--", label=trunc)
-    rounding = f"slope -1 ({fit_text(sweep.slope_rounding)})"
-    ax.loglog(eps, sweep.rounding_line, color=C["reddish_purple"], linestyle=":", label=rounding)
+    if not wrong:
+        trunc = f"slope 2 ({fit_text(sweep.slope_truncation)})"
+        ax.loglog(eps, sweep.truncation_line, color=C["orange"], linestyle="--", label=trunc)
+        rounding = f"slope -1 ({fit_text(sweep.slope_rounding)})"
+        ax.loglog(eps, sweep.rounding_line, color=C["reddish_purple"], linestyle=":",
+                  label=rounding)  # fmt: skip
     ax.axvline(eps_now, color=C["black"], linewidth=1, label=f"eps = {eps_now:.1e}")
-    k = int(np.argmin(e))
-    best = {"marker": "*", "markersize": 10, "color": C["bluish_green"], "linestyle": "none"}
-    ax.plot([eps[k]], [e[k]], label=f"best eps {eps[k]:.0e}", **best)
+    if wrong:  # the lowest point of a flat error is no step to use
+        ax.text(0.5, 0.95, "flat, not falling as eps²:\nno eps fixes it, the gradient is wrong",
+                transform=ax.transAxes, ha="center", va="top", fontsize=7,
+                color=C["vermillion"], bbox={"fc": "white", "ec": "none", "alpha": 0.85})  # fmt: skip
+    else:
+        k = int(np.argmin(e))
+        best = {"marker": "*", "markersize": 10, "color": C["bluish_green"], "linestyle": "none"}
+        ax.plot([eps[k]], [e[k]], label=f"best eps {eps[k]:.0e}", **best)
     ax.set_ylim(lo, hi)
     _plain_log_labels(ax.xaxis)
     _plain_log_labels(ax.yaxis)
     ax.set_xlabel("eps", fontsize=8)
     ax.set_ylabel("|custom - numerical| (projection)", fontsize=8)
-    ax.set_title("epsilon sweep", fontsize=9)
+    ax.set_title("epsilon sweep" + (": the gradient is wrong" if wrong else ""), fontsize=9)
     legend_below(ax)
 
 

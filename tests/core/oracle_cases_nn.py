@@ -157,7 +157,8 @@ def _ag_avg_pool_same(x):
 
 
 PX = rand((2, 4, 5, 3), "pool")
-case("max_pool", [K.MAX_POOL, K.MAX_POOL_GRAD], lambda x: tv.max_pool2d(x, 2) ** 2,
+# the Hessian-vector product runs MaxPoolGrad's gradient, MaxPoolGather
+case("max_pool", [K.MAX_POOL, K.MAX_POOL_GRAD, K.MAX_POOL_GATHER], lambda x: tv.max_pool2d(x, 2) ** 2,
      lambda x: _ag_max_pool(x) ** 2, PX)  # fmt: skip
 case(
     "max_pool[stride 1]",

@@ -73,7 +73,7 @@ def test_tapeviz_agrees_with_pytorch_at_the_extreme_scale(name):
 def test_an_exact_gradient_at_an_extreme_scale_is_not_called_wrong(name):
     fn, _, args, order, _ = CASES[name]
     report = tv.check_grads(fn, *args, order=order, raise_on_failure=False)
-    assert report.verdict != "fail", report.summary()
+    assert report.outcome != "fail", report.summary()
     assert "Confirmed" not in report.summary()
 
 
@@ -87,7 +87,7 @@ def test_a_wrong_gradient_at_the_same_scale_is_still_caught(name):
 
     with tv.gradient_override(kernel, wrong):
         report = tv.check_grads(fn, *args, order=order, raise_on_failure=False)
-    assert report.verdict == "fail", report.summary()
+    assert report.outcome == "fail", report.summary()
     assert "Confirmed" in report.summary()
 
 
@@ -103,7 +103,7 @@ def test_a_gradient_right_only_at_first_order_is_caught_at_1e_minus_9():
     with tv.gradient_override(K.SQRT, first_order_only):
         report = tv.check_grads(lambda v: np.linalg.norm(v), x, order=2, raise_on_failure=False)
     assert [c.passed for c in report.checks if c.order == 1 and c.kind != "forward"] == [True]
-    assert report.verdict == "fail", report.summary()
+    assert report.outcome == "fail", report.summary()
 
 
 def test_where_no_step_can_judge_the_verdict_is_not_checkable_not_fail():
@@ -116,12 +116,12 @@ def test_where_no_step_can_judge_the_verdict_is_not_checkable_not_fail():
 
     x = np.array([0.3, -1.2, 2.0])
     report = tv.check_grads(f, x, raise_on_failure=True)  # does not raise
-    assert report.verdict == "not checkable" and report.passed
+    assert report.outcome == "not checkable" and report.passed
     assert re.search(r"NOT CHECKABLE at this step \(no failure found; \d+ element\(s\) no "
                      r"finite difference can judge\)$", report.summary().split("\n")[0])  # fmt: skip
     line = report.checks[0].line()
     assert "not checkable at this step" in line and "Neither pass nor fail" in line
-    assert report.to_dict()["verdict"] == "not checkable"
+    assert report.to_dict()["outcome"] == "not checkable"
     right = tv.get_gradient(K.POW)
 
     def slightly_wrong(dy, saved, attrs):
@@ -129,7 +129,7 @@ def test_where_no_step_can_judge_the_verdict_is_not_checkable_not_fail():
 
     with tv.gradient_override(K.POW, slightly_wrong):
         wrong = tv.check_grads(f, x, raise_on_failure=False)
-    assert wrong.verdict == "not checkable", wrong.summary()
+    assert wrong.outcome == "not checkable", wrong.summary()
 
 
 def test_a_smooth_function_at_a_tiny_scale_is_not_called_a_kink():
@@ -137,7 +137,7 @@ def test_a_smooth_function_at_a_tiny_scale_is_not_called_a_kink():
     (and a wrong gradient between the one-sided derivatives must not pass as a kink)."""
     x = np.array([1e-9, 2e-9])
     report = tv.check_grads(lambda v: np.linalg.norm(v), x, raise_on_failure=False)
-    assert report.verdict == "pass" and "kink" not in report.summary(), report.summary()
+    assert report.outcome == "pass" and "kink" not in report.summary(), report.summary()
     right = tv.get_gradient(K.SQRT)
 
     def wrong(dy, saved, attrs):  # 1.2 times: between the one-sided derivatives at 1e-6
@@ -145,9 +145,9 @@ def test_a_smooth_function_at_a_tiny_scale_is_not_called_a_kink():
 
     with tv.gradient_override(K.SQRT, wrong):
         report = tv.check_grads(lambda v: np.linalg.norm(v), x, raise_on_failure=False)
-    assert report.verdict == "fail", report.summary()
+    assert report.outcome == "fail", report.summary()
 
 
 def test_a_real_kink_is_still_accepted():
     report = tv.check_grads(lambda v: tv.sum(tv.relu(v) + tv.abs(v)), np.array([0.0, 1.0, -2.0]))
-    assert report.verdict == "pass" and "kink" in report.summary()
+    assert report.outcome == "pass" and "kink" in report.summary()

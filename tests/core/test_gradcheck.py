@@ -303,9 +303,10 @@ def test_eps_sweep_verdicts():
 def test_report_html_and_plain_data():
     report = _override(lambda dy, s, a: {"x": lambda: dy * (1 - s[0] * s[0]) * 1.5})
     html = report._repr_html_()
-    assert "FAIL" in html and "value mismatch" in html and "<table>" in html
+    assert "FAIL" in html and "same factor" in html and "1.5 ×" in html and "<table>" in html
     data = json.loads(json.dumps(report.to_dict()))
     assert data["passed"] is False and data["checks"][0]["failure"] == "value mismatch"
+    assert data["checks"][0]["verdict"].startswith("off by the same factor")
     assert data["checks"][0]["worst"]["index"] == list(report.checks[0].worst_index)
     assert "PASS" in tv.check_grads(_tanh_sum, X3)._repr_html_()
 

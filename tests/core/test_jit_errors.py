@@ -76,12 +76,20 @@ def test_a_variable_value_is_never_read_while_tracing():
 
 
 def test_a_tensor_index_taken_from_a_value_is_refused():
-    idx = tv.tensor([0, 2])
-
     def f(x):
-        return x[idx * 1]  # an index computed by a kernel: a traced value in the attrs
+        idx = tv.cast(tv.abs(x[:2]) * 0, "int64")  # an index computed from the argument
+        return x[idx]  # a traced value in the attrs
 
     assert "tv.one_hot" in _raises(f, "attribute of kernel .Slice. holding a traced value")
+
+
+def test_an_index_computed_from_constants_only_is_a_constant():
+    idx = tv.tensor([0, 2])
+    f = lambda x: x[idx * 1]  # kernels of constants fold to a constant: nothing to refuse
+    x = tv.tensor(X)
+    jf = tv.jit(f)
+    jf(x)
+    assert np.array_equal(jf(x * 2).numpy(), f(x * 2).numpy()) and jf.traces == 1
 
 
 def test_printing_a_traced_tensor_shows_no_value(capsys):

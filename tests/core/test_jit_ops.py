@@ -14,7 +14,7 @@ import tapeviz.core as tv
 
 # gradients that branch on values in Python (core/gradients): jit refuses them rather than
 # compile a stale program. pow: only with a tensor exponent (x ** 2 compiles); prod: always.
-REFUSED = {"grad": ("pow[", "prod")}
+REFUSED = {"grad": ("prod",)}
 
 
 def _refusable(case, kind) -> bool:

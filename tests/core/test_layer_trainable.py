@@ -184,15 +184,7 @@ class _UnfreezeAfterFirstBatch(nn.Callback):
             self.at = _values(self.layer)
 
 
-_STALE = pytest.mark.xfail(
-    strict=True,
-    reason="issue 33 item 5 (the lead's jit guards): fit(jit=True) replays the program traced "
-    "while the layer was frozen, which returns no gradient for it; remove this mark when a "
-    "flip of Variable.trainable retraces",
-)
-
-
-@pytest.mark.parametrize("jit", [False, pytest.param(True, marks=_STALE)])
+@pytest.mark.parametrize("jit", [False, True])
 def test_unfreezing_from_a_callback_resumes_training(jit):
     model = _model()
     model.layers[0].trainable = False

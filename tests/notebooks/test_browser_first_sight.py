@@ -143,12 +143,17 @@ CUT_JS = """(root) => Array.from(root.querySelectorAll(SEL)).filter(
   (e) => e.className + ' ' + e.scrollWidth + '>' + e.clientWidth)"""
 
 
-# the memory inspector's graph drawn wider than its box (its box may hide the overflow)
+# the memory inspector's graph drawn wider than its box (its box may hide the overflow), or
+# taller (a box of fixed height held a graph four times its height behind a scroll bar)
 SVG_OVER_JS = """(root) => Array.from(root.querySelectorAll('.tv-mem-graph')).filter((g) => {
   const svg = g.querySelector('svg');
-  return svg && svg.getBoundingClientRect().right > g.getBoundingClientRect().right + 1;
-}).map((g) => 'graph ' + Math.round(g.querySelector('svg').getBoundingClientRect().width)
-  + ' px wide in a ' + Math.round(g.getBoundingClientRect().width) + ' px box')"""
+  if (!svg) return false;
+  const s = svg.getBoundingClientRect(), b = g.getBoundingClientRect();
+  return s.right > b.right + 1 || s.bottom > b.bottom + 1 || g.scrollHeight > g.clientHeight + 1;
+}).map((g) => 'graph ' + Math.round(g.querySelector('svg').getBoundingClientRect().width) + 'x'
+  + Math.round(g.querySelector('svg').getBoundingClientRect().height) + ' px in a '
+  + Math.round(g.getBoundingClientRect().width) + 'x' + Math.round(g.getBoundingClientRect().height)
+  + ' px box')"""
 
 
 def _cut(locator, selector: str) -> list:

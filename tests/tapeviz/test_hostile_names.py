@@ -131,16 +131,7 @@ def test_the_stepper_and_the_memory_inspector_show_it(name):
     _check_state(made, name)
 
 
-_MATH = pytest.mark.xfail(
-    strict=True,
-    reason="issue 33 item 8 (the lead's): a Variable named with math notation (σ², W₁) gives "
-    "a SyntaxError in tv.jit's generated Python; remove this mark when any name works",
-)
-
-
-@pytest.mark.parametrize(
-    "name", [pytest.param(n, marks=_MATH) if "σ" in n else n for n in HOSTILE], ids=_ids
-)
+@pytest.mark.parametrize("name", HOSTILE, ids=_ids)
 def test_show_code_shows_it(name):
     w = tv.variable(np.array([2.0, 3.0]), name=name)
 

@@ -11,7 +11,7 @@ from tapeviz.present.reports import gradcheck_html
 
 def test_not_checkable_is_its_own_word_with_the_reason():
     report = tv.check_grads(lambda x: tv.sum(1e16 + 0.01 * x**2), np.array([0.3, -1.2]))
-    assert report.verdict == "not checkable"
+    assert report.outcome == "not checkable"
     html = gradcheck_html(report)
     assert ">NOT CHECKABLE<" in html and ">PASS<" not in html and ">FAIL<" not in html
     assert "not checkable at this step" in html

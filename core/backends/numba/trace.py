@@ -15,6 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from ... import ops
+from ...numpy_dispatch import UFUNC_OPS
 from ...tensor import Tensor
 from .traced import (
     FUNCTIONS,
@@ -32,37 +33,9 @@ from .traced import (
 
 __all__ = ["AutoDiffError", "Traced", "trace"]
 
-_ELEMENTWISE = {
-    "add": ops.add,
-    "subtract": ops.sub,
-    "multiply": ops.mul,
-    "true_divide": ops.div,
-    "divide": ops.div,
-    "power": ops.pow,
-    "maximum": ops.maximum,
-    "minimum": ops.minimum,
-    "greater": ops.greater,
-    "greater_equal": ops.greater_equal,
-    "less": ops.less,
-    "less_equal": ops.less_equal,
-    "equal": ops.equal,
-    "not_equal": ops.not_equal,
-    "negative": ops.neg,
-    "positive": lambda x: x,
-    "absolute": ops.abs,
-    "sign": ops.sign,
-    "exp": ops.exp,
-    "expm1": lambda x: ops.exp(x) - 1,
-    "log": ops.log,
-    "log1p": ops.log1p,
-    "sqrt": ops.sqrt,
-    "square": ops.square,
-    "reciprocal": ops.reciprocal,
-    "sin": ops.sin,
-    "cos": ops.cos,
-    "tan": ops.tan,
-    "tanh": ops.tanh,
-}
+# numpy's ufuncs become the ops numpy dispatch makes of them (one table: expm1 is expm1, not
+# exp(x) - 1, which loses every digit near 0); matmul and divmod have their own rules here
+_ELEMENTWISE = {u.__name__: op for u, op in UFUNC_OPS.items() if u.nout == 1 and u is not np.matmul}
 
 
 def _elementwise(op):

@@ -60,25 +60,34 @@ def max_pool(i, a):
     return cols.max(axis=(4, 5)).astype(x.dtype, copy=False)
 
 
+def _window_argmax(x, a):
+    """Index arrays (n, row, col, c) into the padded input of each window's first maximum."""
+    kh, kw = a["ksize"]
+    sh, sw = a["strides"]
+    cols = _windows(_pad(x, a["pads"], -np.inf), kh, kw, a["strides"])
+    n, oh, ow, c = cols.shape[:4]
+    p, q = np.divmod(cols.reshape(n, oh, ow, c, kh * kw).argmax(axis=-1), kw)
+    rows = np.arange(oh)[None, :, None, None] * sh + p
+    colsi = np.arange(ow)[None, None, :, None] * sw + q
+    nn_ = np.broadcast_to(np.arange(n)[:, None, None, None], p.shape)
+    cc = np.broadcast_to(np.arange(c)[None, None, None, :], p.shape)
+    return nn_, rows, colsi, cc
+
+
 def max_pool_grad(i, a):
     """Route each dy to the first maximum of its window."""
     x, dy = i["x"], i["dy"]
-    kh, kw = a["ksize"]
-    sh, sw = a["strides"]
     (t, b), (lft, r) = a["pads"]
-    xp = _pad(x, a["pads"], -np.inf)
-    cols = _windows(xp, kh, kw, a["strides"])
-    n, oh, ow, c = cols.shape[:4]
-    flat = cols.reshape(n, oh, ow, c, kh * kw)
-    arg = flat.argmax(axis=-1)
-    p, q = np.divmod(arg, kw)
-    rows = np.arange(oh)[None, :, None, None] * sh + p
-    colsi = np.arange(ow)[None, None, :, None] * sw + q
-    nn_ = np.broadcast_to(np.arange(n)[:, None, None, None], arg.shape)
-    cc = np.broadcast_to(np.arange(c)[None, None, None, :], arg.shape)
-    dxp = np.zeros(xp.shape, dy.dtype)
-    np.add.at(dxp, (nn_, rows, colsi, cc), dy)
+    xp_shape = (x.shape[0], x.shape[1] + t + b, x.shape[2] + lft + r, x.shape[3])
+    dxp = np.zeros(xp_shape, dy.dtype)
+    np.add.at(dxp, _window_argmax(x, a), dy)
     return dxp[:, t : t + x.shape[1], lft : lft + x.shape[2], :]
+
+
+def max_pool_gather(i, a):
+    """g at the first maximum of each of x's windows (max_pool_grad's transpose in dy)."""
+    x, g = i["x"], i["g"]
+    return _pad(g, a["pads"])[_window_argmax(x, a)]
 
 
 def _avg_counts(shape, a, dtype):
