@@ -68,8 +68,7 @@ class Optimizer:
             loss, grads, var_list = minimize_step(self, _loss_and_grads, loss_fn, var_list, who)
         else:
             loss, grads, var_list = _loss_and_grads(loss_fn, var_list, who)
-        # a variable frozen since the program was traced is not trained (eagerly: none)
-        self.apply_gradients([(g, v) for g, v in zip(grads, var_list) if v.trainable], _who=who)
+        self.apply_gradients(list(zip(grads, var_list)), _who=who)
         return loss if return_cost else None
 
     def apply_gradients(self, grads_and_vars, _who=None) -> None:

@@ -197,10 +197,7 @@ def _train_step(model, opt, loss_fn, metric_fns, xb, yb) -> dict:
 
 def _jit_train_step(run, xb, yb) -> dict:
     cost, pred, grads, params = run.jitted(xb, yb, run.model.training)
-    pairs = [(g, p) for g, p in zip(grads, params) if p.trainable]  # frozen since the trace
-    if not pairs:
-        _check_trainable(run.model)
-    run.opt.apply_gradients(pairs, _who=f"{type(run.opt).__name__}.minimize")
+    run.opt.apply_gradients(list(zip(grads, params)), _who=f"{type(run.opt).__name__}.minimize")
     return _logs(cost, run.metric_fns, yb, pred)
 
 
