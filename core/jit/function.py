@@ -19,6 +19,7 @@ import numpy as np
 
 from .. import recording
 from ..backend_registry import get_backend
+from ..refusal import check_reverse_mode
 from ..tape import Tape
 from ..tensor import DisposedError, Tensor
 from ..tensor_kinds import Variable
@@ -106,6 +107,8 @@ class JitFunction:
         for program in self._cache.get(key, ()):
             why = program.stale(fn)
             if why is None:
+                if program.tapes and any(t.backward_nodes for t in program.tapes):
+                    check_reverse_mode(f"a tv.jit program with a backward pass ({self.name})")
                 return program.run(leaves)
             self._why = why
         return self._trace(fn, args, kwargs, leaves, struct, key)
