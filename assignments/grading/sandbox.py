@@ -51,7 +51,7 @@ class Submission:
 
     def __init__(self, notebook_name, notebook_text, cells, probes, *, pythonpath="",
                  hidden=(), run_timeout=300.0, call_timeout=60.0, reply_limit=64 << 20,
-                 restarts=3, isolate=True):  # fmt: skip
+                 restarts=5, isolate=True):  # fmt: skip
         self.name, self.notebook_text = notebook_name, notebook_text
         self.cells, self.probes, self.pythonpath = list(cells), probes, pythonpath
         self.hidden = [Path(h) for h in hidden if Path(h).is_dir()]

@@ -13,8 +13,7 @@ PROBES = r'''
 import numpy as np
 import tapeviz as tv
 
-RULE = ("assignment A: write this gradient yourself; the engine's autodiff (tape.gradient, "
-        "tv.grad, ...) is not allowed inside it")
+RULE = "assignment A is graded: derive each gradient and write it yourself"
 
 
 def kernel_vjp(ns, kernel, x, dy, attrs):
