@@ -118,6 +118,8 @@ def main(argv=None) -> int:
     parser.add_argument("--seed", type=int, default=None, help="the hidden inputs' seed")
     parser.add_argument("--run-timeout", type=float, default=300.0, help="s for the cells")
     parser.add_argument("--call-timeout", type=float, default=60.0, help="s for one call")
+    parser.add_argument("--no-isolation", action="store_true",
+                        help="run the submission as this user, as when not root")  # fmt: skip
     parser.add_argument("--build-only", action="store_true", help="build student notebooks")
     parser.add_argument("--students", type=Path, default=None, help="copy them here")
     args = parser.parse_args(argv)
@@ -133,7 +135,8 @@ def main(argv=None) -> int:
         parser.error(f"expected a submitted notebook, got {args.notebook}")
     score, rows, sub, assignment = grade(args.notebook, seed=args.seed,
                                        run_timeout=args.run_timeout,
-                                       call_timeout=args.call_timeout)  # fmt: skip
+                                       call_timeout=args.call_timeout,
+                                       isolate=not args.no_isolation)  # fmt: skip
     if not sub.isolated:
         print(
             "note: not root, so the submission ran as you, able to read your files "

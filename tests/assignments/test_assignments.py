@@ -176,3 +176,16 @@ def test_student_notebooks_are_built_and_hold_no_solution(dist):
         assert sum(hidden.questions.values()) == FULL[name]
         for _, _, fn in hidden.tests:
             assert fn.__name__ not in text, f"{name}: the hidden test {fn.__name__} is in it"
+
+
+@pytest.mark.timeout(600)
+def test_grading_without_isolation(dist, tmp_path):
+    """Not as root (or with --no-isolation) the submission runs as this user: grading still
+    separates the processes and says the files were reachable."""
+    a = "a_op_gradients"
+    right = _submit(dist / a / "autograder" / f"{a}.ipynb", tmp_path / "right", a)
+    score, possible, report = _grade(right, "--no-isolation", "--seed", "4")
+    assert score == possible and "able to read and write its files" in report
+    plant = next(p for p in PLANTS if p[0] == "monkeypatch")[2].replace("{ROOT}", str(ROOT))
+    blank = _submit(dist / a / "student" / f"{a}.ipynb", tmp_path / "blank", a, added=[plant])
+    assert _grade(blank, "--no-isolation", "--seed", "4")[0] == 0
