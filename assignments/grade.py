@@ -139,7 +139,7 @@ def main(argv=None) -> int:
                                        isolate=not args.no_isolation)  # fmt: skip
     if not sub.isolated:
         print(
-            "note: not root, so the submission ran as you, able to read your files "
+            "note: the submission ran as this user, able to read and write its files "
             "(the hidden tests too): see docs/course.md, 'What grading protects'"
         )
     for err in sub.cell_errors:

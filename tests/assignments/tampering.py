@@ -1,7 +1,8 @@
 """Tampered submissions: cells a student could add to a notebook to raise its grade without
 answering, each with the score it may get at most (``"base"``: no more than the notebook it
 is added to gets untampered). Each entry: (name, base, code of the cell(s) added, the
-cap). The base is "blank" (the untouched student notebook) or "right" (the solution).
+cap). The base is "blank" (the untouched student notebook), "right" (the solution) or
+"wrong" (the solution with ``submissions.WRONG``'s slips).
 
 ``{ROOT}`` in a cell becomes the repository's folder, ``{SOLUTION_A}`` assignment A's
 solution cells (what a student who can read them could paste in).
@@ -152,6 +153,7 @@ raise RuntimeError("score: 16/16\\nscore: 16/16")
 PLANTS = [
     ("otter_run", "blank", OTTER_RUN, "base"),
     ("monkeypatch", "blank", MONKEYPATCH, "base"),
+    ("monkeypatch_wrong", "wrong", MONKEYPATCH, "base"),  # the solution with 3 slips
     ("write_files", "blank", WRITE_FILES, "base"),
     ("read_secrets", "blank", READ_SECRETS, "base"),
     ("tv_grad", "blank", TV_GRAD, "base"),

@@ -62,8 +62,10 @@ def _submit(source: Path, folder: Path, name: str, edits=(), added=()) -> Path:
 def _grade(path: Path, *extra: str, make: bool = False) -> tuple[float, float, str]:
     """Grade through ``assignments/grade.py`` or ``make grade``: (score, possible, report)."""
     started = time.perf_counter()
-    if make:
-        cmd = ["make", "-s", "--no-print-directory", "grade", f"NB={path}"]
+    if make:  # this Python's venv, never rebuilt (-o: its stamp counts as up to date)
+        stamp = Path(sys.prefix) / ".installed"
+        cmd = ["make", "-s", "--no-print-directory", "-o", str(stamp), "grade", f"NB={path}",
+               f"VENV={sys.prefix}"]  # fmt: skip
         done = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, timeout=600)
         assert done.returncode == 0, f"make grade {path} failed:\n{done.stdout}\n{done.stderr}"
         out = done.stdout
@@ -90,7 +92,8 @@ def test_untouched_right_and_wrong_submissions(name, dist, tmp_path):
     assert "notebook: cell" not in report, f"{name}: the untouched notebook raised:\n{report}"
 
     right = _submit(built / "autograder" / f"{name}.ipynb", tmp_path / "right", name)
-    score, full, _ = _grade(right, make=name == grade.NAMES[0])  # a fresh random seed
+    make = name == grade.NAMES[0] and (Path(sys.prefix) / ".installed").exists()
+    score, full, _ = _grade(right, make=make)  # a fresh random seed
     assert score == full == possible, f"{name}: the solution got {score}/{full}"
     results = json.loads((tmp_path / "right" / f"{name}-graded" / "results.json").read_text())
     assert results["score"] == full and all(t["score"] == t["max_score"] for t in results["tests"])
@@ -120,11 +123,15 @@ def test_tampering_gains_nothing(plant, dist, tmp_path):
     solution = "\n".join("    " + line for line in _solution_cells(dist, a).splitlines())
     code = code.replace("{ROOT}", str(ROOT)).replace("{SOLUTION_A}", solution)
     folder = "student" if base == "blank" else "autograder"
+    edits = WRONG[a] if base == "wrong" else ()
     grader_files = {p: p.read_bytes() for p in (ROOT / "assignments").rglob("*.py")}
-    path = _submit(dist / a / folder / f"{a}.ipynb", tmp_path / name, a, added=[code])
-    extra = ["--seed", "3", "--call-timeout", "10", "--run-timeout", "90"]
+    path = _submit(dist / a / folder / f"{a}.ipynb", tmp_path / name, a, edits, [code])
+    extra = ["--seed", "3", "--call-timeout", "10", "--run-timeout", "45"]
     score, possible, report = _grade(path, *extra)
-    limit = (0 if base == "blank" else possible) if cap == "base" else cap
+    limit = {"blank": 0, "right": possible}.get(base) if cap == "base" else cap
+    if limit is None:  # the base's own score, untampered, on the same hidden inputs
+        untampered = _submit(dist / a / folder / f"{a}.ipynb", tmp_path / "base", a, edits)
+        limit = _grade(untampered, *extra)[0]
     assert score <= limit, f"{name}: {score}/{possible} (at most {limit}):\n{report}"
     if name == "hang_in_call":
         assert score == limit, f"the questions that do not hang keep their points:\n{report}"
@@ -175,7 +182,7 @@ def test_student_notebooks_are_built_and_hold_no_solution(dist):
         hidden = grade.checks.load(name)
         assert sum(hidden.questions.values()) == FULL[name]
         for _, _, fn in hidden.tests:
-            assert fn.__name__ not in text, f"{name}: the hidden test {fn.__name__} is in it"
+            assert f"def {fn.__name__}(" not in text, f"{name}: the hidden test {fn.__name__}"
 
 
 @pytest.mark.timeout(600)
