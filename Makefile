@@ -80,9 +80,10 @@ pictures: $(STAMP)
 clean:
 	rm -rf $(VENV) build *.egg-info test-artifacts
 
-# Assignments (Otter-Grader, no Docker): `make assignments` builds each autograder from
-# assignments/source/ and copies the student notebooks to assignments/student/;
-# `make grade NB=path/to/submission.ipynb` grades one submission (last line: score: X/Y).
+# Assignments: `make assignments` builds the student notebooks from assignments/source/
+# (otter assign) into assignments/student/; `make grade NB=path/to/submission.ipynb` grades
+# one submission against assignments/hidden/, the notebook in a process of its own
+# (assignments/grading/; last line: score: X/Y).
 assignments: $(STAMP)
 	$(BIN)/python assignments/grade.py --build-only --students assignments/student
 

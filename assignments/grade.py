@@ -1,141 +1,160 @@
-"""Grade one submitted notebook with Otter-Grader, without Docker: ``make grade NB=path``.
+"""Grade one submitted notebook: ``make grade NB=path``. The last line is ``score: X/Y``.
 
-The notebook's metadata names its assignment (``otter.assignment_name``); the autograder
-(public and hidden tests) is built from ``assignments/source/<name>/<name>.ipynb`` by
-``otter assign`` into ``assignments/dist/<name>/`` when missing or older than its source.
-Otter's ``run`` then executes the submission in a fresh kernel of this Python and writes
-Otter's ``results.json`` (the Gradescope results format Otter exports) beside the printed
-per-question scores. The last line is ``score: X/Y``.
+The notebook's metadata names its assignment (``otter.assignment_name``). Its hidden tests
+(``hidden/<name>.py``, loaded into this process only) are run here; the notebook runs in a
+process of its own (``grading/sandbox.py``: an empty folder, time and size limits, and as
+root no network, user nobody, the course's sources hidden), which answers one call at a
+time (``grading/driver.py``): the tests choose fresh random inputs, the submission's
+functions compute on them there, and the answers come back as plain numbers and are
+compared here with references computed here. ``results.json`` (Gradescope's results
+format) goes beside the submission.
+
+``--build-only`` builds the student notebooks from ``source/`` with ``otter assign``
+(Otter strips the solutions and keeps the public checks; its autograder zip is not used).
 
 Usage:
-    python assignments/grade.py SUBMISSION.ipynb [--out DIR] [--build-only]
+    python assignments/grade.py SUBMISSION.ipynb [--out DIR] [--seed N]
+    python assignments/grade.py --build-only [--students DIR]
 """
 
 from __future__ import annotations
 
 import argparse
-import contextlib
-import io
 import json
 import os
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
-from otter.run import main as otter_run
+import numpy as np
 
 HERE = Path(__file__).resolve().parent
+sys.path[:0] = [str(HERE / "grading"), str(HERE.parent)]  # this checkout's tapeviz, too
+import checks  # noqa: E402
+import sandbox  # noqa: E402
+
+import tapeviz  # noqa: E402  (the grader's references; imported before any submission runs)
+
 SOURCE, DIST = HERE / "source", HERE / "dist"
-NAMES = ("a_op_gradients", "b_value", "c_training_loop")
+NAMES = tuple(sorted(p.stem for p in checks.HIDDEN.glob("*.py")))
+LIMIT = 20 << 20  # bytes of a submitted notebook
 
 
-@contextlib.contextmanager
-def this_python_as_kernel():
-    """Jupyter's "python3" kernel is this interpreter (the venv's) while in the block."""
-    saved, cwd = dict(os.environ), os.getcwd()
-    with tempfile.TemporaryDirectory() as root:
-        spec = Path(root) / "kernels" / "python3"
-        spec.mkdir(parents=True)
-        argv = [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"]
-        (spec / "kernel.json").write_text(json.dumps({"argv": argv, "language": "python",
-                                                      "display_name": "Python 3"}))  # fmt: skip
-        path = [root, *filter(None, os.environ.get("JUPYTER_PATH", "").split(os.pathsep))]
-        os.environ.update(JUPYTER_PATH=os.pathsep.join(path), PYDEVD_DISABLE_FILE_VALIDATION="1")
-        try:
-            yield
-        finally:
-            os.environ.clear()
-            os.environ.update(saved)
-            os.chdir(cwd)
-
-
-def autograder(name: str, dist: Path = DIST) -> Path:
-    """The autograder zip of assignment ``name``, built by ``otter assign`` if stale."""
+def build(name: str, dist: Path = DIST) -> Path:
+    """The student notebook of ``name`` (``otter assign``), rebuilt if older than its source."""
     source = SOURCE / name / f"{name}.ipynb"
     if not source.exists():
         raise SystemExit(f"grade: no assignment {name!r} (expected {source})")
-    out = dist / name
-    zips = sorted((out / "autograder").glob("*.zip"))
-    if zips and zips[-1].stat().st_mtime >= source.stat().st_mtime:
-        return zips[-1]
-    cmd = [sys.executable, "-m", "otter", "assign", "--no-pdfs", str(source), str(out)]
+    student = dist / name / "student" / f"{name}.ipynb"
+    if student.exists() and student.stat().st_mtime >= source.stat().st_mtime:
+        return student
+    cmd = [sys.executable, "-m", "otter", "assign", "--no-pdfs", str(source), str(dist / name)]
     done = subprocess.run(cmd, capture_output=True, text=True)
-    zips = sorted((out / "autograder").glob("*.zip"))
-    if done.returncode != 0 or not zips:
+    if done.returncode != 0 or not student.exists():
         raise SystemExit(f"grade: otter assign failed for {name}:\n{done.stdout}{done.stderr}")
-    for old in zips[:-1]:
-        old.unlink()
-    return zips[-1]
+    return student
 
 
-def assignment_of(notebook: Path) -> str:
-    meta = json.loads(notebook.read_text(encoding="utf-8")).get("metadata", {})
-    name = meta.get("otter", {}).get("assignment_name")
-    if name not in NAMES:
+def read_submission(notebook: Path) -> tuple[str, str, list[str]]:
+    """(assignment name, the notebook's text, its code cells), or a named error."""
+    if notebook.stat().st_size > LIMIT:
+        raise SystemExit(f"grade: {notebook} is larger than {LIMIT >> 20} MB")
+    text = notebook.read_text(encoding="utf-8")
+    try:
+        nb = json.loads(text)
+        name = nb.get("metadata", {}).get("otter", {}).get("assignment_name")
+        cells = [c.get("source", "") for c in nb["cells"] if c.get("cell_type") == "code"]
+        cells = ["".join(s) if isinstance(s, list) else s for s in cells]
+    except (ValueError, KeyError, AttributeError, TypeError):
+        raise SystemExit(f"grade: {notebook} is not a notebook") from None
+    if name not in NAMES or not all(isinstance(c, str) for c in cells):
         raise SystemExit(f"grade: {notebook} is not a submission of {', '.join(NAMES)} "
                          f"(its metadata names {name!r})")  # fmt: skip
-    return name
+    return name, text, cells
 
 
-def grade(notebook: Path, out: Path, dist: Path = DIST, debug: bool = False):
-    """Run Otter on ``notebook``; returns (score, possible, [(question, score, max)] and
-    ``("output", question, Otter's report)`` rows). ``debug``: a cell that raises stops the
-    grading (Otter's debug mode), e.g. to prove an untouched notebook runs top to bottom."""
-    zip_path = autograder(assignment_of(notebook), dist)
-    out.mkdir(parents=True, exist_ok=True)
-    log = io.StringIO()
+def hidden_folders() -> list[Path]:
+    """What the submission's process must not see: sources, hidden tests, built notebooks,
+    this repository's tests and its git history."""
+    root = HERE.parent
+    found = [SOURCE, checks.HIDDEN, DIST, root / "tests"]
+    git = subprocess.run(["git", "-C", str(root), "rev-parse", "--path-format=absolute",
+                          "--git-common-dir"], capture_output=True, text=True)  # fmt: skip
+    if git.returncode == 0 and git.stdout.strip():
+        found.append(Path(git.stdout.strip()))
+    return found
+
+
+def grade(notebook: Path, *, seed=None, run_timeout=300.0, call_timeout=60.0, isolate=True):
+    """Grade ``notebook``: ``(score, rows, submission, assignment)``; ``rows`` as
+    ``checks.run_tests`` gives them."""
+    name, text, cells = read_submission(notebook)
+    assignment = checks.load(name)
+    seed = int.from_bytes(os.urandom(8), "little") if seed is None else seed
+    sub = sandbox.Submission(
+        name, text, cells, assignment.probes, hidden=hidden_folders(),
+        pythonpath=str(Path(tapeviz.__file__).resolve().parents[1]),
+        run_timeout=run_timeout, call_timeout=call_timeout, isolate=isolate,
+    )  # fmt: skip
     try:
-        with this_python_as_kernel(), contextlib.redirect_stdout(log):
-            otter_run(str(notebook.resolve()), autograder=str(zip_path),
-                      output_dir=str(out.resolve()), no_logo=True, debug=debug)  # fmt: skip
-    except Exception as e:
-        raise SystemExit(f"grade: otter run failed on {notebook}: {type(e).__name__}: {e}\n"
-                         f"{log.getvalue()[-3000:]}") from None  # fmt: skip
-    results = out / "results.json"
-    tests = json.loads(results.read_text())["tests"]
-    rows = [(t["name"], t["score"], t["max_score"]) for t in tests if "max_score" in t]
-    return sum(r[1] for r in rows), sum(r[2] for r in rows), [*rows, *_failures(tests)]
+        rows = checks.run_tests(assignment, sub, np.random.default_rng(seed))
+    finally:
+        sub.close()
+    return sum(r["score"] for r in rows), rows, sub, assignment
 
 
-def _failures(tests) -> list:
-    """The hidden tests' messages, for the instructor (the student sees only the score)."""
-    return [("output", t["name"], t.get("output", "")) for t in tests if "max_score" in t]
+def results_json(rows, score) -> dict:
+    """Gradescope's results format: one entry per hidden test."""
+    tests = [{"name": f"{r['question']} {r['test']}", "score": r["score"],
+              "max_score": r["points"], "output": r["output"]} for r in rows]  # fmt: skip
+    return {"score": score, "tests": tests}
 
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("notebook", type=Path, nargs="?")
     parser.add_argument("--out", type=Path, default=None, help="where results.json goes")
-    parser.add_argument("--dist", type=Path, default=DIST, help="where autograders are built")
-    parser.add_argument("--debug", action="store_true", help="stop on a cell that raises")
-    parser.add_argument("--build-only", action="store_true", help="build every autograder")
-    parser.add_argument(
-        "--students",
-        type=Path,
-        default=None,
-        help="with --build-only: copy the student notebooks here",
-    )
+    parser.add_argument("--dist", type=Path, default=DIST, help="where --build-only builds")
+    parser.add_argument("--seed", type=int, default=None, help="the hidden inputs' seed")
+    parser.add_argument("--run-timeout", type=float, default=300.0, help="s for the cells")
+    parser.add_argument("--call-timeout", type=float, default=60.0, help="s for one call")
+    parser.add_argument("--no-isolation", action="store_true",
+                        help="run the submission as this user, as when not root")  # fmt: skip
+    parser.add_argument("--build-only", action="store_true", help="build student notebooks")
+    parser.add_argument("--students", type=Path, default=None, help="copy them here")
     args = parser.parse_args(argv)
     if args.build_only:
         for name in NAMES:
-            print(name, autograder(name, args.dist))
+            student = build(name, args.dist)
+            print(name, student)
             if args.students is not None:
                 args.students.mkdir(parents=True, exist_ok=True)
-                student = args.dist / name / "student" / f"{name}.ipynb"
                 (args.students / student.name).write_bytes(student.read_bytes())
         return 0
     if args.notebook is None or not args.notebook.exists():
         parser.error(f"expected a submitted notebook, got {args.notebook}")
+    score, rows, sub, assignment = grade(args.notebook, seed=args.seed,
+                                       run_timeout=args.run_timeout,
+                                       call_timeout=args.call_timeout,
+                                       isolate=not args.no_isolation)  # fmt: skip
+    if not sub.isolated:
+        print(
+            "note: the submission ran as this user, able to read and write its files "
+            "(the hidden tests too): see docs/course.md, 'What grading protects'"
+        )
+    for err in sub.cell_errors:
+        print(f"notebook: {err}")
+    for q, points in assignment.questions.items():
+        got = sum(r["score"] for r in rows if r["question"] == q)
+        print(f"{q}: {got:g}/{points:g}")
+    for r in rows:
+        if r["score"] < r["points"]:
+            print(f"--- {r['question']} {r['test']} ---\n{r['output']}")
     out = args.out or args.notebook.with_name(args.notebook.stem + "-graded")
-    score, possible, rows = grade(args.notebook, out, args.dist, args.debug)
-    for row in rows:
-        if row[0] == "output":
-            print(f"--- {row[1]} ---\n{row[2].strip()}")
-        else:
-            print(f"{row[0]}: {row[1]:g}/{row[2]:g}")
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "results.json").write_text(json.dumps(results_json(rows, score), indent=1))
     print(f"results: {out / 'results.json'}")
-    print(f"score: {score:g}/{possible:g}")
+    print(f"score: {score:g}/{sum(assignment.questions.values()):g}")
     return 0
 
 

@@ -47,6 +47,12 @@ from .ops import *  # noqa: F403 - the op namespace is the public API
 from .ops import __all__ as _ops_all
 from .ops.creation import tensor
 from .recording import name_scope, no_grad
+from .refusal import (
+    AutodiffRefusedError,
+    allow_next_pass,
+    refuse_reverse_mode,
+    reverse_mode_refused,
+)
 from .registry import (
     Backend,
     KernelConfig,
@@ -107,6 +113,10 @@ nn = _import_module(".nn", __name__)
 __version__ = "0.1.0"
 
 __all__ = [
+    "AutodiffRefusedError",
+    "allow_next_pass",
+    "refuse_reverse_mode",
+    "reverse_mode_refused",
     *_ops_all,
     "Backend",
     "BackwardStep",

@@ -20,6 +20,7 @@ from .grad_validation import (
     reducible,
 )
 from .nested import flatten_tensors, restructure
+from .refusal import reverse_pass
 from .tensor import Tensor
 from .tensor_kinds import Constant, stand_in
 
@@ -74,9 +75,16 @@ class BackwardPass:
 
 
 def reverse(tape, target, sources, output_gradients, unconnected_gradients):
-    """Reverse mode over ``tape`` (``Tape.gradient``'s work): check the request, seed the
-    targets' dy, walk the nodes the sources reach in reverse, one ``_backprop_node`` each,
-    under a recording that gives the gradient's ops to the tape (and to outer tapes)."""
+    """Reverse mode over ``tape`` (``Tape.gradient``'s work), unless a grader refuses it
+    here (``refusal``): ``_reverse`` in a counted reverse pass."""
+    with reverse_pass():
+        return _reverse(tape, target, sources, output_gradients, unconnected_gradients)
+
+
+def _reverse(tape, target, sources, output_gradients, unconnected_gradients):
+    """Check the request, seed the targets' dy, walk the nodes the sources reach in
+    reverse, one ``_backprop_node`` each, under a recording that gives the gradient's ops to
+    the tape (and to outer tapes)."""
     targets, flat_sources = _check_request(target, sources, unconnected_gradients)
     grads = _seed(targets, output_gradients)
     for s in flat_sources:  # a gradient source is an input of the recorded computation

@@ -38,6 +38,7 @@ class Compiled:
         self.backend, self.signature, self.arg_names = "", [], []
         self.edits, self.overrides = EDITS[0], OVERRIDES.get()  # registry state when traced
         self.const_ids, self.copied, self.same = frozenset(), (), ()
+        self.backward = False  # whether it runs a backward pass (reverse mode)
 
     def stale(self, fn, leaves) -> str | None:
         """Why this program cannot run for ``fn`` on ``leaves`` now (None: it can)."""
@@ -185,6 +186,7 @@ def build(jitfn, fn, tracer, traced, kinds, names, result) -> Compiled:
         program, stmts, source, run, checks, Bindings(fn), (out_struct, specs, kinds)
     )
     compiled.flags = _flags(program.stmts, traced)
+    compiled.backward = any(s.phase == "backward" for s in program.stmts)
     compiled.const_ids = {v.tensor_id for s in program.stmts for v in s.ins if v.kind == "const"}
     compiled.arg_names = names
     if tracer.display is not None:  # kept for show_code only: a cached program keeps no tape

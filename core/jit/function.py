@@ -27,6 +27,7 @@ import numpy as np
 
 from .. import recording
 from ..backend_registry import get_backend
+from ..refusal import check_reverse_mode
 from ..tape import Tape
 from ..tensor import Tensor
 from ..tensor_kinds import Variable
@@ -128,6 +129,8 @@ class JitFunction:
             for program in programs:
                 why = program.stale(fn, leaves)
                 if why is None:
+                    if program.backward:  # a graded call may refuse reverse mode
+                        check_reverse_mode(f"a tv.jit program with a backward pass ({self.name})")
                     self._cache.move_to_end(key)
                     return program.run(leaves)
                 self._why = why

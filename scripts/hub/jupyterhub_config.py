@@ -8,7 +8,8 @@ session on a machine the class trusts; a real course puts its university's login
 
     jupyterhub -f scripts/hub/jupyterhub_config.py
 
-See docs/course_hub.md for the setup and the measured capacity.
+See docs/course.md ("A JupyterHub for the class on one machine") for the setup and the
+measured capacity.
 """
 
 import json

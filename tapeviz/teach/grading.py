@@ -19,7 +19,17 @@ import tapeviz.core as core
 
 from .patterns import describe
 
-__all__ = ["attempt", "derivative", "expect_close", "nudged_derivative", "second_derivative"]
+__all__ = [
+    "RULE",
+    "attempt",
+    "derivative",
+    "expect_close",
+    "nudged_derivative",
+    "second_derivative",
+]
+
+# what a student's gradient is told when it asks the engine for the answer (core.refusal)
+RULE = "this gradient is being checked: derive it and write it yourself"
 
 
 def attempt(what: str, fn, *args, **kwargs):
@@ -35,14 +45,19 @@ def attempt(what: str, fn, *args, **kwargs):
 
 
 def derivative(op, x, dy=None) -> np.ndarray:
-    """The engine's ``dy · ∂op(x)/∂x`` (reverse mode; ``dy`` defaults to ones), in float64."""
+    """The engine's ``dy · ∂op(x)/∂x`` (reverse mode; ``dy`` defaults to ones), in float64.
+
+    The gradients the engine calls on the way (a student's) may not use reverse mode
+    themselves (``RULE``): only this function's own pass may run."""
     t = core.tensor(np.asarray(x, np.float64))
-    with core.Tape() as tape:
-        tape.watch(t)
-        y = op(t)
-    dy = np.ones(np.shape(y.numpy())) if dy is None else dy
-    seed = core.tensor(np.asarray(dy, np.float64))
-    (g,) = tape.gradient(y, [t], output_gradients=seed, unconnected_gradients="zero")
+    with core.refuse_reverse_mode(RULE):
+        with core.Tape() as tape:
+            tape.watch(t)
+            y = op(t)
+        dy = np.ones(np.shape(y.numpy())) if dy is None else dy
+        seed = core.tensor(np.asarray(dy, np.float64))
+        core.allow_next_pass()
+        (g,) = tape.gradient(y, [t], output_gradients=seed, unconnected_gradients="zero")
     return np.asarray(g.numpy(), np.float64)
 
 
@@ -56,9 +71,21 @@ def nudged_derivative(op, x, eps: float = 1e-6) -> np.ndarray:
 
 
 def second_derivative(op, x) -> np.ndarray:
-    """∂²op(x)/∂x² of an elementwise op: the engine differentiating its own gradient."""
-    first = core.grad(lambda t: core.sum(op(t)))
-    return np.asarray(core.grad(lambda t: core.sum(first(t)))(core.tensor(x)).numpy(), float)
+    """∂²op(x)/∂x² of an elementwise op: the engine differentiating its own gradient (the
+    gradients it calls may not use reverse mode themselves, as in ``derivative``)."""
+    t = core.tensor(np.asarray(x, np.float64))
+    ones = core.tensor(np.ones(np.shape(x)))
+    with core.refuse_reverse_mode(RULE):
+        with core.Tape() as outer:
+            outer.watch(t)
+            with core.Tape() as inner:
+                inner.watch(t)
+                y = op(t)
+            core.allow_next_pass()
+            (g,) = inner.gradient(y, [t], output_gradients=ones, unconnected_gradients="zero")
+        core.allow_next_pass()
+        (h,) = outer.gradient(g, [t], output_gradients=ones, unconnected_gradients="zero")
+    return np.asarray(h.numpy(), float)
 
 
 def expect_close(got, want, what: str, *, where=None, rtol=1e-5, atol=1e-7) -> None:
