@@ -27,7 +27,7 @@ from otter.run import main as otter_run
 
 HERE = Path(__file__).resolve().parent
 SOURCE, DIST = HERE / "source", HERE / "dist"
-NAMES = ("a_op_gradients", "b_value", "c_training_loop")
+NAMES = ("a_op_gradients", "b_value", "c_training_loop", "d_layers")
 
 
 @contextlib.contextmanager
