@@ -41,8 +41,8 @@ __all__ = [
 
 DOUT_LEFT_OUT = "dout, the gradient arriving from above, is not multiplied in"
 CONSTANTS_ONLY = (
-    "the gradient is made of constants only (a float32 tensor, where the input is float64): "
-    "is dy, the gradient arriving, multiplied in?"
+    "the gradient for input {input!r} is made of constants only (a float32 tensor, where the "
+    "input is float64): is dy, the gradient arriving, multiplied in?"
 )
 SHAPE = (
     "the gradient of {input} has shape {got}, but {input} has shape {want}: each input "
@@ -59,7 +59,7 @@ def explain_error(error: BaseException) -> str:
     text = str(error)
     dtype = _DTYPE.search(text)
     if dtype:
-        return f"{dtype[1]}: {CONSTANTS_ONLY}"
+        return CONSTANTS_ONLY.format(input=dtype[1])
     shape = _SHAPE.search(text)
     if shape:
         return SHAPE.format(input=shape[1], want=shape[2], got=shape[3])
