@@ -36,6 +36,7 @@ __all__ = [
     "expect_gradient",
     "expect_returns",
     "explain_error",
+    "name_slip",
     "numerical_vjp",
 ]
 
@@ -119,6 +120,24 @@ def numerical_vjp(f, args, dout, i: int, eps: float = 1e-6) -> np.ndarray:
     return grad
 
 
+def name_slip(got, want, slips=None, *, where=None, rtol=1e-5, atol=1e-7):
+    """None when ``got`` matches ``want``; else the sentence of the first slip in ``slips``
+    (``{sentence: what that slip computes}``) that ``got`` equals, or ``patterns.describe``'s
+    pattern. A slip that computes the right answer here (e.g. dy left out where dy is 1)
+    names nothing."""
+    words = describe(got, want, where=where, rtol=rtol, atol=atol)
+    if words is None:
+        return None
+    g = _floats(got)
+    w = np.asarray(want, np.float64)
+    for sentence, alt in (slips or {}).items():
+        alt = _floats(alt)
+        if g is not None and alt is not None and g.shape == alt.shape == w.shape:
+            if np.allclose(g, alt, rtol=rtol, atol=atol) and not np.allclose(alt, w, rtol, atol):
+                return sentence
+    return words
+
+
 def expect_gradient(got, want, what: str, *, slips=None, where=None, rtol=1e-5, atol=1e-7):
     """Raise ``AssertionError("<what>: <slip or pattern>")`` unless ``got`` matches ``want``.
 
@@ -131,17 +150,9 @@ def expect_gradient(got, want, what: str, *, slips=None, where=None, rtol=1e-5, 
         where: ``{condition in words: mask}`` (see ``patterns.describe``).
         rtol, atol: the tolerance of ``numpy.isclose``.
     """
-    words = describe(got, want, where=where, rtol=rtol, atol=atol)
-    if words is None:
-        return
-    g = _floats(got)
-    w = np.asarray(want, np.float64)
-    for sentence, alt in (slips or {}).items():
-        alt = np.asarray(alt, np.float64)
-        if g is not None and g.shape == alt.shape == w.shape:
-            if np.allclose(g, alt, rtol=rtol, atol=atol) and not np.allclose(alt, w, rtol, atol):
-                raise AssertionError(f"{what}: {sentence}")
-    raise AssertionError(f"{what}: {words}")
+    words = name_slip(got, want, slips, where=where, rtol=rtol, atol=atol)
+    if words is not None:
+        raise AssertionError(f"{what}: {words}")
 
 
 def _floats(got):
