@@ -196,6 +196,43 @@ def test_one_slip_costs_one_question_and_is_named(name, old, new, question, sent
         assert not any(word in m for word in NO_ANSWER), f"{name}: a public message: {m!r}"
 
 
+ZEROS = {  # earlier answers that are zeros, and a later question built on them
+    "c_training_loop": (
+        "def average_gradient(params, X, y, k):\n"
+        "    return [np.zeros(p.shape) for p in params]\n\n\n"
+        "def train(params, X, y, steps, lr, k):\n"
+        "    return [float(loss_fn(params, X, y).numpy()) for _ in range(steps)]\n",
+        "q2",
+    ),
+    "d_layers": (
+        "import numpy as np\n\n\n"
+        "def affine_backward(dout, cache):\n"
+        "    return tuple(np.zeros_like(a) for a in cache)\n\n\n"
+        "def relu_backward(dout, cache):\n    return np.zeros_like(cache)\n\n\n"
+        "def softmax_loss(scores, y):\n    return 0.0, np.zeros_like(scores)\n\n\n"
+        "def two_layer_loss(params, X, y):\n"
+        "    h = np.maximum(X @ params['W1'] + params['b1'], 0.0)\n"
+        "    s = h @ params['W2'] + params['b2']\n"
+        "    s = s - s.max(axis=1, keepdims=True)\n"
+        "    logp = s - np.log(np.exp(s).sum(axis=1, keepdims=True))\n"
+        "    loss = -logp[np.arange(len(y)), y].mean()  # the right loss, zero gradients\n"
+        "    return loss, {k: np.zeros_like(v) for k, v in params.items()}\n",
+        "q7",
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(ZEROS))
+def test_a_question_on_own_answers_refuses_zeros(name, dist):
+    """C's train and D's network are accepted on the student's own earlier functions, but
+    not when those answer zeros (a loop or a chain that cannot be wrong)."""
+    ns = ip.namespace(dist / name / "student" / f"{name}.ipynb")
+    code, question = ZEROS[name]
+    exec(code, ns)
+    scores, rows = ip.hidden_scores(name, ns, seed=9)
+    assert scores[question][0] == 0, f"{name}: zeros got {scores[question]}: {rows}"
+
+
 @pytest.mark.parametrize("value", [MicrogradValue, AdaptedMicrogradValue])
 def test_a_copy_of_micrograds_engine_fails_b(value, dist):
     """B's every question fails for micrograd's engine (and for it with B's ops added)."""
