@@ -233,6 +233,24 @@ def test_a_question_on_own_answers_refuses_zeros(name, dist):
     assert scores[question][0] == 0, f"{name}: zeros got {scores[question]}: {rows}"
 
 
+def test_d_refuses_the_engines_autodiff(dist):
+    """D's answers are numpy: a relu_backward that asks tapeviz's engine for the gradient is
+    refused inside the graded calls: q2, and q7, whose network calls it, get nothing."""
+    name = "d_layers"
+    ns = ip.namespace(dist / name / "autograder" / f"{name}.ipynb")
+    exec(
+        "import tapeviz as tv\n\n\n"
+        "def relu_backward(dout, cache):\n"
+        "    f = lambda t: tv.sum(tv.relu(t) * tv.tensor(dout))\n"
+        "    return tv.grad(f)(tv.tensor(cache)).numpy()\n",
+        ns,
+    )
+    scores, rows = ip.hidden_scores(name, ns, seed=10)
+    lost = {q for q, (got, full) in scores.items() if got < full}
+    assert lost == {"q2", "q7"} and scores["q2"][0] == scores["q7"][0] == 0, rows
+    assert any("not allowed here" in r["output"] for r in rows if r["question"] == "q2"), rows
+
+
 @pytest.mark.parametrize("value", [MicrogradValue, AdaptedMicrogradValue])
 def test_a_copy_of_micrograds_engine_fails_b(value, dist):
     """B's every question fails for micrograd's engine (and for it with B's ops added)."""
