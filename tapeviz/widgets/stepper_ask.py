@@ -16,7 +16,7 @@ import numpy as np
 from tapeviz.core.tensor import Tensor
 from tapeviz.graph.lesson import lesson_graph
 from tapeviz.present.ahead import serialized
-from tapeviz.teach.patterns import describe
+from tapeviz.teach.slips import name_slip
 
 from ..present.palette import FAIL, PASS
 from ..present.text import html_text
@@ -138,7 +138,7 @@ class AskPanel:
             if got is None:
                 self.feedback[slot] = "type a number (or a list of numbers)"
             else:
-                self.feedback[slot] = describe(got, want)
+                self.feedback[slot] = name_slip(got, want, _slips(step.dy[0], want))
         correct = not any(self.feedback.values())
         if correct:
             self.answered.add(self.index)
@@ -171,6 +171,28 @@ class AskPanel:
             self.latex.append(line)
         body = "".join(f"<div>$${ln}$$</div>" for ln in self.latex)
         return f"<div style='color:{PASS}'><b>{heading}</b> — the chain rule:</div>{body}"
+
+
+# the two halves of a step's answer, each left out: named apart (a ratio alone cannot)
+UPSTREAM_LEFT_OUT = (
+    "this is the local derivative alone: the gradient arriving at the output is not multiplied in"
+)
+LOCAL_LEFT_OUT = (
+    "this is the gradient arriving at the output alone: the local derivative is left out"
+)
+
+
+def _slips(dy, want) -> dict:
+    """``{sentence: the answer with that half left out}`` for one input of a step."""
+    if dy is None:
+        return {}
+    d = np.asarray(dy.peek() if isinstance(dy, Tensor) else dy, np.float64)
+    slips = {}
+    if d.shape == want.shape and np.all(d != 0):
+        slips[UPSTREAM_LEFT_OUT] = want / d
+    if d.size == want.size:
+        slips[LOCAL_LEFT_OUT] = d.reshape(want.shape)
+    return slips
 
 
 def _fmt(t) -> str:

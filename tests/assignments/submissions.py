@@ -20,15 +20,8 @@ WRONG = {
         ("dy * tv.tanh(x)", "dy * tv.tensor(np.tanh(x.numpy()))", "rather than tv ops"),
     ],
     "b_value": [
-        ("self.grad += out.grad\n", "self.grad = out.grad\n", "'=' where '+=' belongs"),
-        ("other.grad += out.grad\n", "other.grad = out.grad\n", "'=' where '+=' belongs"),
-        (  # backward walks breadth-first from the output: a node can run before all its shares
-            "    visit(self)\n    self.grad = 1.0\n    for v in reversed(order):\n        v._backward()\n",
-            "    self.grad = 1.0\n    queue, seen = [self], set()\n    while queue:\n"
-            "        v = queue.pop(0)\n        if id(v) not in seen:\n            seen.add(id(v))\n"
-            "            v._backward()\n            queue.extend(v._prev)\n",
-            "before a node that uses it",
-        ),
+        ("child.grad += local * v.grad", "child.grad = local * v.grad", "keeps one share"),
+        ("(other, -q / other.data)", "(other, q / other.data)", "the local derivatives of a / b"),
     ],
     "c_training_loop": [
         (  # the loop keeps one accumulator for all steps (PyTorch without zero_grad)
@@ -38,6 +31,14 @@ WRONG = {
             "        for a, g in zip(acc, average_gradient(params, X, y, k)):\n"
             "            a += g\n        for p, g in zip(params, acc):\n",
             "1 step is right, 4 steps are not",
+        ),
+    ],
+    "d_layers": [
+        ("return dout * (x > 0)", "return 1.0 * (x > 0)", "is not multiplied in"),
+        (
+            "    dx = dxhat * inv + dvar * 2.0 * (x - mu) / n + dmu / n",
+            "    dx = dxhat * inv + dvar * 2.0 * (x - mu) / n",
+            "the path through the mean is missing",
         ),
     ],
 }

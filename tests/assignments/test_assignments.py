@@ -32,7 +32,7 @@ from tampering import PLANTS  # noqa: E402
 
 SCORE = re.compile(r"^score: ([\d.]+)/([\d.]+)$")
 pytestmark = pytest.mark.slow
-FULL = {"a_op_gradients": 16, "b_value": 15, "c_training_loop": 9}
+FULL = {"a_op_gradients": 16, "b_value": 15, "c_training_loop": 9, "d_layers": 26}
 
 
 @pytest.fixture(scope="module")

@@ -119,3 +119,22 @@ def test_an_expression_name_is_one_term_in_the_chain_rule():
         "e",
         "2",
     ]
+
+
+def test_upstream_left_out_is_told_apart_from_local_left_out(stepper):
+    """At e = a × b with ∂L/∂e = -2: typing the local derivative alone (b = -3 for a) is "the
+    gradient arriving … not multiplied in", typing ∂L/∂e alone is "the local derivative is
+    left out" — a factor pattern used to blame the local derivative for both."""
+    from tapeviz.widgets.stepper_ask import LOCAL_LEFT_OUT, UPSTREAM_LEFT_OUT
+
+    q = stepper.quiz
+    for _ in range(2):
+        q.show_answer()
+        stepper.next.click()
+    q.inputs["a"].value, q.inputs["b"].value = "-3", "2"  # ∂e/∂a and ∂e/∂b alone
+    assert not q.grade()
+    assert q.feedback == {"a": UPSTREAM_LEFT_OUT, "b": UPSTREAM_LEFT_OUT}
+    q.inputs["a"].value, q.inputs["b"].value = "-2", "-2"  # ∂L/∂e alone
+    assert not q.grade()
+    assert q.feedback == {"a": LOCAL_LEFT_OUT, "b": LOCAL_LEFT_OUT}
+    assert "-2" not in UPSTREAM_LEFT_OUT + LOCAL_LEFT_OUT  # the sentences hold no number
