@@ -108,6 +108,9 @@ class Compiled:
             elif kind == "leaf":
                 x = leaves[payload]
                 out.append(x if isinstance(x, Tensor) else Tensor(x, name))
+            elif kind == "value":
+                x = leaves[payload]
+                out.append(Tensor(x._data if isinstance(x, Tensor) else x, name))
             else:
                 out.append(payload)
         return unflatten(self.out_struct, iter(out))
@@ -217,14 +220,18 @@ def _flags(stmts, traced) -> list:
 
 def _result_specs(traced, out_leaves, out_values) -> tuple:
     """How each tensor of the result is made on a call: ``("new", k, name)`` from the
-    program's k-th output, ``("leaf", i, name)`` the i-th argument itself, ``("object", t,
-    None)`` a Variable the function closed over; and the program's outputs."""
+    program's k-th output, ``("leaf", i, name)`` the i-th argument itself, ``("value", i,
+    name)`` a new tensor of its value (a copy of it), ``("object", t, None)`` a Variable the
+    function closed over; and the program's outputs."""
     specs, outputs, slot = [], [], {}
     leaf_of = {id(t): i for i, t in reversed(list(enumerate(traced)))}
     for t, v in zip(out_leaves, out_values):
         if v is None or v.kind == "arg":
             i = leaf_of.get(id(t))
-            specs.append(("leaf", i, t.name) if i is not None else ("object", t, None))
+            if i is None and v is not None:  # another tensor of an argument's value (a copy)
+                specs.append(("value", v.index, t.name))
+            else:
+                specs.append(("leaf", i, t.name) if i is not None else ("object", t, None))
             continue
         if id(v) not in slot:
             slot[id(v)] = len(outputs)

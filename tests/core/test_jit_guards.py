@@ -458,3 +458,14 @@ def test_a_list_subclass_result():
     j(tv.tensor([1.0]))
     out = j(tv.tensor([3.0]))
     assert type(out) is _Tensors and [t.item() for t in out] == [6.0, 4.0]
+
+
+def test_a_returned_copy_of_the_argument_is_each_calls_value():
+    # the world fuzzer (seed 100951): a deepcopy returned through an op that gives its input
+    # back (np.roll along a size-1 axis) came back as the traced call's tensor on every call
+    f = lambda x: [np.roll(copy.deepcopy(x), 3, 0), copy.copy(x)]
+    j = tv.jit(f)
+    j(tv.tensor([[1.0, 2.0, 3.0]]))
+    x = tv.tensor([[4.0, 5.0, 6.0]])
+    for got, want in zip(j(x), f(x)):
+        assert same(got, want) and got is not x
