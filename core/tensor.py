@@ -26,7 +26,7 @@ from .arrays import CONVERTING, HoldsTensor, check_dtype
 from .live import LIVE, OPEN_SCOPES, SCOPES
 from .operators import TensorOperators
 from .recording import tracks
-from .tracing import TRACER, guard
+from .tracing import TRACER, copied, guard
 
 __all__ = ["Tensor", "DisposedError", "new_id"]
 
@@ -273,22 +273,13 @@ class Tensor(TensorOperators):
 
     def __copy__(self):
         cls, extra = self._copy_as()
-        return _copied(self, _rebuild(cls, self._array, self.name, extra))
+        return copied(self, _rebuild(cls, self._array, self.name, extra))
 
     def __deepcopy__(self, memo):
         cls, extra = self._copy_as()
-        out = _copied(self, _rebuild(cls, self._array, self.name, extra))  # a copy of its own
+        out = copied(self, _rebuild(cls, self._array, self.name, extra))  # a copy of its own
         memo[id(self)] = out
         return out
-
-
-def _copied(source: Tensor, copy: Tensor) -> Tensor:
-    """``copy`` of ``source``; while ``tv.jit`` traces, the copy is the same traced value (a
-    Variable's copy: its value when copied), never a constant baked into the program."""
-    tracer = TRACER.get()
-    if tracer is not None:
-        tracer.copied(source, copy)
-    return copy
 
 
 def _rebuild(cls, data, name, extra=()):

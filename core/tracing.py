@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import contextvars
 
-__all__ = ["TRACER", "guard", "refuse_opaque", "traced", "check_values", "touch"]
+__all__ = ["TRACER", "guard", "refuse_opaque", "traced", "check_values", "touch", "copied"]
 
 TRACER: contextvars.ContextVar = contextvars.ContextVar("tracer", default=None)
 
@@ -56,3 +56,12 @@ def touch(tensors) -> None:
     if tracer is not None:
         for t in tensors:
             tracer.touch(t)
+
+
+def copied(source, copy):
+    """``copy`` (``copy.copy``/``deepcopy``) of ``source``; while ``tv.jit`` traces, the copy
+    is the same traced value (a Variable's: its value when copied), never a baked constant."""
+    tracer = TRACER.get()
+    if tracer is not None:
+        tracer.copied(source, copy)
+    return copy

@@ -141,7 +141,7 @@ def _equal_statics():
 def _baked_copies():
     """Class 4: ``copy.copy``/``deepcopy`` inside a trace make constants."""
     module = sys.modules["tapeviz.core.tensor"]  # (tapeviz.core.tensor is also a function)
-    return _patched(module, "_copied", lambda source, copy: copy)
+    return _patched(module, "copied", lambda source, copy: copy)
 
 
 def _flags_ignored():
