@@ -62,14 +62,15 @@ class Compiled:
                 return f"Variable {now._label()}.trainable changed to {now.trainable}"
         return self.bindings.changed(fn)
 
-    def aliases(self, tracer, leaves, traced) -> None:
+    def aliases(self, leaves, traced) -> None:
         """Note which tensor arguments were traced as copies (``copied``: a later call must
         not pass a tensor the program reads as a constant or by identity there) and which as
         themselves (``same``: the function reaches them by identity too; only they fit)."""
-        self.const_ids = frozenset((self.const_ids | tracer.touched) - {None})
-        pairs = [(i, x) for i, (x, t) in enumerate(zip(leaves, traced)) if isinstance(x, Tensor)]
+        pairs = [(i, x) for i, x in enumerate(leaves) if isinstance(x, Tensor)]
         self.copied = tuple(i for i, x in pairs if x is not traced[i])
-        self.same = tuple((i, x) for i, x in pairs if x is traced[i] and not _is_var(x))
+        self.same = tuple(
+            (i, x) for i, x in pairs if x is traced[i] and not isinstance(x, Variable)
+        )
 
     def _kernels_changed(self) -> str | None:
         for prim, backend, config, grad in self.checks:
@@ -190,7 +191,8 @@ def build(jitfn, fn, tracer, traced, kinds, names, result) -> Compiled:
     )
     compiled.flags = _flags(program.stmts, traced)
     compiled.backward = any(s.phase == "backward" for s in program.stmts)
-    compiled.const_ids = {v.tensor_id for s in program.stmts for v in s.ins if v.kind == "const"}
+    consts = {v.tensor_id for s in program.stmts for v in s.ins if v.kind == "const"}
+    compiled.const_ids = frozenset((consts | tracer.touched) - {None})  # used by identity
     compiled.arg_names = names
     if tracer.display is not None:  # kept for show_code only: a cached program keeps no tape
         compiled.tapes = list(tracer.tapes.values())
@@ -199,10 +201,6 @@ def build(jitfn, fn, tracer, traced, kinds, names, result) -> Compiled:
     else:
         program.stmts = stmts  # the pruned program: no statement holds a dropped constant
     return compiled
-
-
-def _is_var(x) -> bool:
-    return isinstance(x, Variable)
 
 
 def _flags(stmts, traced) -> list:

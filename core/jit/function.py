@@ -218,7 +218,7 @@ class JitFunction:
         compiled = build(self, fn, tracer, traced, kinds, names, result)
         compiled.backend = get_backend()
         compiled.signature = describe(names, leaves, struct)
-        compiled.aliases(tracer, leaves, traced)
+        compiled.aliases(leaves, traced)
         originals = {id(c): x for x, c in zip(leaves, traced) if isinstance(x, Tensor)}
         compiled.first_result = unflatten(out_struct, (originals.get(id(t), t) for t in out_leaves))
         return compiled

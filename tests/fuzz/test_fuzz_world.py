@@ -122,7 +122,7 @@ def _merged_arguments():
     def leaf(x, copies):
         return x if isinstance(x, tv.Tensor) else traced_leaf(x, copies)
 
-    def no_aliases(self, tracer, leaves, traced):
+    def no_aliases(self, leaves, traced):
         self.const_ids, self.copied, self.same = frozenset(), (), ()
 
     traced_leaf = function._traced_leaf
