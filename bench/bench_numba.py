@@ -13,11 +13,11 @@ import time
 import numpy as np
 
 import tapeviz.core as core
-from tapeviz.core import kernel_names as K
 from tapeviz.core.backends import numba as nb
 from tapeviz.core.backends.numba.elementwise import COMPILED
 from tapeviz.core.ops.nn import conv_pads
-from tapeviz.core.registry import get_kernel
+from tapeviz.core.registry import kernel_names as K
+from tapeviz.core.registry.kernels import get_kernel
 
 SIZES = (1_000, 100_000, 4_000_000)
 

@@ -10,17 +10,9 @@ from __future__ import annotations
 
 import importlib.util as _importlib_util
 
-from . import kernel_names
-from .backends import numpy as _numpy_backend
-from .backward import GradientError, NotDifferentiableError, StaleValueError
-from .check.anomaly import AnomalyError, detect_anomaly
-from .check.audit import AuditReport, audit
-from .check.gradcheck import GradCheckReport, GradientCheckError, check_grads, numerical_jacobian
-from .custom import DifferentiableFunction, custom_grad
-from .custom.compiled_layer import AutoDiffError, CompiledLayer
-from .define import define_op, remove_op
-from .engine import KernelError, bind, record, run_kernel, settings
-from .functional import (
+from . import ops as _ops_module
+from .autodiff.backward import GradientError, NotDifferentiableError, StaleValueError
+from .autodiff.functional import (
     grad,
     grads,
     hessian,
@@ -31,29 +23,40 @@ from .functional import (
     variable_grads,
     vjp,
 )
-from .gradient_registry import (
+from .autodiff.refusal import (
+    AutodiffRefusedError,
+    allow_next_pass,
+    refuse_reverse_mode,
+    reverse_mode_refused,
+)
+from .autodiff.tape import BackwardStep, Node, SavedValue, Tape
+from .backends import numpy as _numpy_backend
+from .check.anomaly import AnomalyError, detect_anomaly
+from .check.audit import AuditReport, audit
+from .check.gradcheck import GradCheckReport, GradientCheckError, check_grads, numerical_jacobian
+from .custom import DifferentiableFunction, custom_grad
+from .custom.compiled_layer import AutoDiffError, CompiledLayer
+from .engine.dispatch import KernelError, bind, record, run_kernel, settings
+from .jit import ConcretizationError, JitError, JitFunction, OpaqueFunctionError, jit
+from .memory import dispose, keep, memory, tidy
+from .ops import *  # noqa: F403 - the op namespace is the public API
+from .ops import __all__ as _ops_all
+from .ops import arguments as _ops_arguments
+from .ops import numpy_dispatch as _numpy_dispatch
+from .ops.creation import tensor
+from .ops.numpy_dispatch import NumpyDispatchError
+from .ops.numpy_dispatch import supported as supported_numpy
+from .primitives import register as _register_gradients
+from .primitives.define import define_op, remove_op
+from .registry import kernel_names
+from .registry.gradients import (
     GradConfig,
     get_gradient,
     gradient_override,
     register_gradient,
     unregister_gradient,
 )
-from .gradients import register as _register_gradients
-from .jit import ConcretizationError, JitError, JitFunction, OpaqueFunctionError, jit
-from .memory import dispose, keep, memory, tidy
-from .numpy_dispatch import NumpyDispatchError
-from .numpy_dispatch import supported as supported_numpy
-from .ops import *  # noqa: F403 - the op namespace is the public API
-from .ops import __all__ as _ops_all
-from .ops.creation import tensor
-from .recording import name_scope, no_grad
-from .refusal import (
-    AutodiffRefusedError,
-    allow_next_pass,
-    refuse_reverse_mode,
-    reverse_mode_refused,
-)
-from .registry import (
+from .registry.kernels import (
     Backend,
     KernelConfig,
     Primitive,
@@ -71,10 +74,16 @@ from .registry import (
     unregister_backend,
     unregister_kernel,
 )
-from .tape import BackwardStep, Node, SavedValue, Tape
-from .tensor import DisposedError, Tensor
-from .tensor_kinds import Variable, variable
+from .tensors import upward as _upward
+from .tensors.kinds import Variable, variable
+from .tensors.recording import name_scope, no_grad
+from .tensors.tensor import DisposedError, Tensor
 
+# --- wiring: the one place the layers are connected upward -------------------------------
+# The value layer (core/tensor) imports nothing above it; a tensor's operators and numpy's
+# protocols on a tensor reach the ops through this plug. Then the backends' kernels and the
+# primitives' rows fill the registries (core/registry).
+_upward.plug(ops=_ops_module, unchanged=_ops_arguments.unchanged, numpy=_numpy_dispatch)
 _numpy_backend.register()
 
 
@@ -106,7 +115,7 @@ _register_gradients()
 # already bound the name `nn` to core.ops.nn, which `from . import nn` would keep
 from importlib import import_module as _import_module  # noqa: E402
 
-from . import data, losses, optim  # noqa: E402
+from .nn import data, losses, optim  # noqa: E402
 
 nn = _import_module(".nn", __name__)
 

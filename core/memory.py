@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import functools
 
-from .live import LIVE, pop_scope, push_scope, scope_stack
-from .tape import live_tapes
-from .tensor import Tensor
-from .tensor_kinds import Variable
+from .autodiff.tape import live_tapes
+from .tensors.kinds import Variable
+from .tensors.live import LIVE, pop_scope, push_scope, scope_stack
+from .tensors.tensor import Tensor
 
 __all__ = ["tidy", "keep", "dispose", "memory"]
 

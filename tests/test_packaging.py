@@ -108,7 +108,7 @@ def test_the_core_import_check_catches(code):
     "code",
     [
         "import tapeviz.core as core",
-        "from tapeviz.core.tensor import Tensor",
+        "from tapeviz.core.tensors.tensor import Tensor",
         "import score",
         "x = core.tensor([1.0])",
         '"""gradients composed from core ops"""',

@@ -1,6 +1,6 @@
 """``detect_anomaly()``: stop at the first NaN or Inf, forward or backward, and name its node.
 
-Inside the block the engine calls a check after every kernel (``core.recording.anomaly_hook``, a
+Inside the block the engine calls a check after every kernel (``core.tensors.recording.anomaly_hook``, a
 context variable that is ``None`` outside, so ``run_kernel`` pays one lookup when it is off).
 Gradient ops run through ``run_kernel`` too, while the tape being differentiated records them
 with ``grad_of`` set; so a NaN born in backward is traced to the forward node whose gradient
@@ -14,8 +14,9 @@ import warnings
 
 import numpy as np
 
-from .. import engine, recording
-from ..source_location import where
+from ..engine import dispatch as engine
+from ..engine.source_location import where
+from ..tensors import recording
 from .arguments import check_flag
 
 __all__ = ["detect_anomaly", "AnomalyError", "tensor_stats"]
@@ -52,7 +53,7 @@ _WORDS = {"nan": "NaN", "inf": "Inf", "nan and inf": "NaN and Inf"}
 
 def tensor_stats(t) -> dict:
     """``{"shape", "dtype", "min", "max", "mean", "nan", "inf"}`` of a tensor (plain values)."""
-    d = np.asarray(t._data)
+    d = np.asarray(t.peek())
     stats = {"shape": d.shape, "dtype": str(d.dtype), "min": None, "max": None, "mean": None}
     stats["nan"] = bool(d.dtype.kind in "fc" and np.isnan(d).any())
     stats["inf"] = bool(d.dtype.kind in "fc" and np.isinf(d).any())
@@ -100,7 +101,7 @@ def _find_node(outputs):
 
 def _check(name, inputs, outputs, forward: bool, backward: bool) -> None:
     for i, o in enumerate(outputs):
-        d = o._data
+        d = o.peek()
         if d is None or d.dtype.kind != "f" or np.isfinite(d).all():
             continue
         backward_hit, forward_hit = _find_node(outputs)
@@ -121,7 +122,7 @@ def _error(name, inputs, index, data, backward_hit, forward_hit) -> AnomalyError
     stats = {k: tensor_stats(t) for k, t in inputs.items()}
     if backward_hit is not None:
         node, fwd = backward_hit
-        fstats = {k: tensor_stats(t) for k, t in fwd.inputs.items() if t._data is not None}
+        fstats = {k: tensor_stats(t) for k, t in fwd.inputs.items() if t.peek() is not None}
         msg = (
             f"detect_anomaly: {word} appeared in the backward pass, in the gradient of node "
             f"{fwd.id} ({fwd.label}, kernel {fwd.kernel}) created at {_where(fwd.source)}: its "
@@ -157,11 +158,11 @@ class _Hook:
         _check(name, inputs, outputs, self.forward, self.backward)
 
     def gradient(self, node, name, g) -> None:
-        d = g._data
+        d = g.peek()
         if not self.backward or d.dtype.kind != "f" or np.isfinite(d).all():
             return
         kind = _kind(d)
-        fstats = {k: tensor_stats(t) for k, t in node.inputs.items() if t._data is not None}
+        fstats = {k: tensor_stats(t) for k, t in node.inputs.items() if t.peek() is not None}
         msg = (
             f"detect_anomaly: {_WORDS[kind]} appeared in the backward pass: the gradient function of "
             f"node {node.id} ({node.label}, kernel {node.kernel}) created at "

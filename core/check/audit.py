@@ -16,12 +16,14 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .. import display, engine, source_location
+from .. import display
+from ..autodiff.tape import Tape
 from ..display import HtmlRepr
-from ..registry import BUILTIN_GRADIENTS
-from ..tape import Tape
-from ..tensor import Tensor
-from ..tensor_kinds import Constant
+from ..engine import dispatch as engine
+from ..engine import source_location
+from ..registry.kernels import BUILTIN_GRADIENTS
+from ..tensors.kinds import Constant
+from ..tensors.tensor import Tensor
 from .arguments import check_choice, check_int, check_number, check_seed, describe
 from .gradcheck import DEFAULT_TOLERANCES, GradCheckReport
 from .node_problem import NodeProblem
@@ -149,7 +151,7 @@ def _skip_reason(node) -> str | None:
         return "not differentiable (no gradient)"
     if node.kernel == "StopGradient":
         return "stop_gradient: its gradient is zero by design, not the derivative"
-    if any(t._data is None for t in node.inputs.values()):
+    if any(t.peek() is None for t in node.inputs.values()):
         return "an input was disposed"
     if not any(t.dtype.kind == "f" and type(t) is not Constant for t in node.inputs.values()):
         return "no floating input (Python-number constants are not checked)"

@@ -2,7 +2,7 @@
 
 A numerical Jacobian needs ``f(x ± eps e_k)`` for every element ``k``. Instead of ``2n``
 Python calls, ``replay`` re-runs the recorded kernels on raw arrays that carry a leading batch
-axis. Each primitive may carry a batching rule (``core/batching.py``: elementwise kernels run
+axis. Each primitive may carry a batching rule (``core/registry/batching.py``: elementwise kernels run
 as they are, broadcasting kernels align ranks, reductions and shape kernels shift their
 axes); a kernel without one runs once per batch row on raw arrays, and a custom primitive
 runs its ``forward`` per row. The caller checks the result against direct calls of
@@ -94,7 +94,7 @@ def _replay_nodes(nodes, env, values, size) -> None:
             if t.id in env:
                 ins[k] = (env[t.id], True)
             else:
-                ins[k] = (values.get(t.id, t._data), False)
+                ins[k] = (values.get(t.id, t.peek()), False)
         outs = _run(node, ins, size)
         for o, arr in zip(node.outputs, outs):
             env[o.id] = arr

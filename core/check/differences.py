@@ -35,7 +35,7 @@ def jacobians(p, k, eps, u, d):
     n, flat = x.size, x.reshape(-1)
     if n == 0 or p.y.size == 0:
         return (np.zeros((p.y.size, n)),) * 3, "empty"
-    biggest = max([n] + [o.size for node in p.nodes for o in node.outputs if o._data is not None])
+    biggest = max([n] + [o.size for node in p.nodes for o in node.outputs if o.peek() is not None])
     chunk = max(1, int(4e6 // (2 * max(biggest, 1))))
     try:
         parts = []

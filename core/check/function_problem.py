@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import recording
-from ..functional import jvp
+from ..autodiff.functional import jvp
+from ..autodiff.tape import Tape
 from ..ops.elementwise import FROZEN_STOPS, stop_gradient
-from ..tape import Tape
-from ..tensor import Tensor
-from ..tensor_kinds import Variable
+from ..tensors import recording
+from ..tensors.kinds import Variable
+from ..tensors.tensor import Tensor
 from .batched_replay import Unbatchable, replay
 
 __all__ = ["FunctionProblem", "wrap_arguments"]

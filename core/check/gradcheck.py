@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import display, engine
+from .. import display
+from ..autodiff.tape import Tape
+from ..engine import dispatch as engine
 from ..ops import cast
-from ..tape import Tape
-from ..tensor import Tensor
-from ..tensor_kinds import Variable
+from ..tensors.kinds import Variable
+from ..tensors.tensor import Tensor
 from .arguments import (
     check_callable,
     check_choice,

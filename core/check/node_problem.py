@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import recording
-from ..backward import checked_gradient
-from ..tensor import Tensor
-from ..tensor_kinds import Constant
+from ..autodiff.backward import checked_gradient
+from ..tensors import recording
+from ..tensors.kinds import Constant
+from ..tensors.tensor import Tensor
 from .batched_replay import replay
 
 __all__ = ["NodeProblem"]

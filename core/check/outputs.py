@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import recording
-from ..tensor import Tensor
+from ..tensors import recording
+from ..tensors.tensor import Tensor
 
 __all__ = ["output_functions"]
 

@@ -14,7 +14,7 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from ..backward import GradientError, NotDifferentiableError
+from ..autodiff.backward import GradientError, NotDifferentiableError
 from .comparison import InputCheck
 from .confirm import confirm, confirm_forward
 from .differences import directional, jacobians

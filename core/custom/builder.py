@@ -1,10 +1,10 @@
 """What the three custom-gradient styles share: they are builders of primitives.
 
 ``custom_grad``, ``DifferentiableFunction`` and ``CompiledLayer`` each make a ``Primitive``
-(``core/primitive.py``) once per function, class instance or layer, and then, per call, use
+(``core/registry/primitive.py``) once per function, class instance or layer, and then, per call, use
 the same three pieces: one input conversion (``as_input``), one recording path
 (``engine.record``) and one gradient validator
-(``core/grad_validation.py``, called by each style with its own words for ``where``).
+(``core/registry/validation.py``, called by each style with its own words for ``where``).
 """
 
 from __future__ import annotations
@@ -12,13 +12,13 @@ from __future__ import annotations
 import contextlib
 import functools
 
-from .. import recording
-from .. import tensor as _tensor_mod
-from ..grad_validation import GradientError
-from ..ops._util import from_data
-from ..primitive import Primitive
-from ..tensor import Tensor
-from ..tensor_kinds import Variable
+from ..ops.arguments import from_data
+from ..registry.primitive import Primitive
+from ..registry.validation import GradientError
+from ..tensors import recording
+from ..tensors import tensor as _tensor_mod
+from ..tensors.kinds import Variable
+from ..tensors.tensor import Tensor
 
 __all__ = ["Primitive", "as_input", "outer_tapes", "thunks_once", "watch_uses"]
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import functools
 
-from ..tensor import Tensor
+from ..tensors.tensor import Tensor
 
 __all__ = ["captured_tensors"]
 

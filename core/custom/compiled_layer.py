@@ -27,11 +27,12 @@ import inspect
 
 import numpy as np
 
-from .. import engine, recording
-from ..grad_validation import AutoDiffError
-from ..gradient_registry import GradConfig
-from ..tensor import Tensor
-from ..tracing import refuse_opaque
+from ..engine import dispatch as engine
+from ..registry.gradients import GradConfig
+from ..registry.validation import AutoDiffError
+from ..tensors import recording
+from ..tensors.tensor import Tensor
+from ..tensors.tracing import refuse_opaque
 from .builder import Primitive, as_input
 from .compiled_layer_vjp import KERNEL, check_traceable, grad_fn
 

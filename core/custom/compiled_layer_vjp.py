@@ -10,11 +10,13 @@ import functools
 
 import numpy as np
 
-from .. import engine, ops, recording
-from ..grad_validation import AutoDiffError, GradientError
-from ..gradient_registry import GradConfig
-from ..tape import Tape
-from ..tensor import Tensor
+from .. import ops
+from ..autodiff.tape import Tape
+from ..engine import dispatch as engine
+from ..registry.gradients import GradConfig
+from ..registry.validation import AutoDiffError, GradientError
+from ..tensors import recording
+from ..tensors.tensor import Tensor
 
 __all__ = ["KERNEL", "grad_fn", "check_traceable"]
 

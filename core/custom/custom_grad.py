@@ -13,10 +13,11 @@ from __future__ import annotations
 import functools
 import inspect
 
-from .. import engine, recording
-from .. import tensor as _tensor_mod
-from ..gradient_registry import GradConfig
-from ..tensor import Tensor
+from ..engine import dispatch as engine
+from ..registry.gradients import GradConfig
+from ..tensors import recording
+from ..tensors import tensor as _tensor_mod
+from ..tensors.tensor import Tensor
 from .builder import Primitive, as_input, watch_uses
 from .captured import captured_tensors
 from .custom_grad_vjp import INTERMEDIATE_KERNEL, KERNEL, Spec, grad_fn

@@ -10,10 +10,10 @@ import inspect
 
 import numpy as np
 
-from .. import engine
-from ..grad_validation import GradientError, NotDifferentiableError, check_gradient
-from ..gradient_registry import GradConfig
-from ..tensor import Tensor
+from ..engine import dispatch as engine
+from ..registry.gradients import GradConfig
+from ..registry.validation import GradientError, NotDifferentiableError, check_gradient
+from ..tensors.tensor import Tensor
 from .builder import outer_tapes, thunks_once
 
 __all__ = ["KERNEL", "INTERMEDIATE_KERNEL", "Spec", "grad_fn", "grad_func_place", "sums_to"]

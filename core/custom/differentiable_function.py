@@ -14,10 +14,11 @@ import functools
 
 import numpy as np
 
-from .. import engine, recording
-from ..gradient_registry import GradConfig
-from ..tensor import Tensor
-from ..tracing import refuse_opaque
+from ..engine import dispatch as engine
+from ..registry.gradients import GradConfig
+from ..tensors import recording
+from ..tensors.tensor import Tensor
+from ..tensors.tracing import refuse_opaque
 from .builder import Primitive, as_input, watch_uses
 from .differentiable_function_vjp import BACKWARD_KERNEL, KERNEL, Spec, grad_fn, split_forward
 

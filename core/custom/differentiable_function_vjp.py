@@ -10,11 +10,12 @@ import functools
 
 import numpy as np
 
-from .. import engine, recording
-from ..arrays import check_dtype
-from ..grad_validation import GradientError, check_gradient
-from ..gradient_registry import GradConfig
-from ..tensor import Tensor
+from ..engine import dispatch as engine
+from ..registry.gradients import GradConfig
+from ..registry.validation import GradientError, check_gradient
+from ..tensors import recording
+from ..tensors.arrays import check_dtype
+from ..tensors.tensor import Tensor
 from .builder import outer_tapes, thunks_once
 
 __all__ = ["KERNEL", "BACKWARD_KERNEL", "Spec", "grad_fn", "split_forward"]

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..tensor import DisposedError
+from ..tensors.tensor import DisposedError
 from .names import identifier
 
 __all__ = ["prune", "last_uses", "compile_program", "read", "assign"]
@@ -19,7 +19,7 @@ __all__ = ["prune", "last_uses", "compile_program", "read", "assign"]
 
 def read(var):
     """A Variable's array at call time (the compiled program's variable read)."""
-    d = var._data
+    d = var.peek()
     if d is None:
         raise DisposedError(f"variable {var._label()} was disposed and cannot be used")
     return d

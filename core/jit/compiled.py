@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..gradient_registry import OVERRIDES, grad_in_force
-from ..registry import EDITS, PRIMITIVES
-from ..tensor import Tensor
-from ..tensor_kinds import Variable
+from ..registry.gradients import OVERRIDES, grad_in_force
+from ..registry.kernels import EDITS, PRIMITIVES
+from ..tensors.kinds import Variable
+from ..tensors.tensor import Tensor
 from .bindings import Bindings
 from .codegen import compile_program, prune
 from .ir import Program

@@ -109,7 +109,7 @@ def opaque_error(fn_name: str, kind: str, name: str) -> OpaqueFunctionError:
 
 
 _CORE = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep  # core/
-_QUIET = ("jit", "tracing.py", "tensor.py", "engine.py", "tensor_data.py")  # the machinery
+_QUIET = ("jit", "tensors", "engine")  # the machinery: the value layer, the kernel door, jit
 
 
 def _sites() -> tuple[str, str]:

@@ -25,13 +25,13 @@ from collections import OrderedDict
 
 import numpy as np
 
-from .. import recording
-from ..backend_registry import get_backend
-from ..refusal import check_reverse_mode
-from ..tape import Tape
-from ..tensor import Tensor
-from ..tensor_kinds import Variable
-from ..tracing import TRACER
+from ..autodiff.refusal import check_reverse_mode
+from ..autodiff.tape import Tape
+from ..registry.backends import get_backend
+from ..tensors import recording
+from ..tensors.kinds import Variable
+from ..tensors.tensor import Tensor
+from ..tensors.tracing import TRACER
 from .compiled import build
 from .pytree import flatten, flatten_result, leaf_names, unflatten
 from .signature import describe, key_change, signature

@@ -21,7 +21,7 @@ import time
 
 import numpy as np
 
-from .. import kernel_names as K
+from ..registry import kernel_names as K
 from .ir import Stmt
 
 __all__ = ["fuse", "MIN_GAIN"]

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .. import engine
+from ..engine import dispatch as engine
 
 __all__ = ["Value", "Stmt", "Program", "user_site"]
 

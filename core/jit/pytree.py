@@ -15,7 +15,7 @@ import struct
 
 import numpy as np
 
-from ..tensor import Tensor
+from ..tensors.tensor import Tensor
 
 __all__ = [
     "flatten", "flatten_result", "unflatten", "leaf_names", "LEAF", "Static", "exact_key"

@@ -14,7 +14,7 @@ import linecache
 
 import numpy as np
 
-from ..source_location import cell_number
+from ..engine.source_location import cell_number
 from .codegen import last_uses
 
 __all__ = ["rows", "text", "where"]

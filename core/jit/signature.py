@@ -10,8 +10,8 @@ again.
 
 from __future__ import annotations
 
-from ..tensor import DisposedError, Tensor
-from ..tensor_kinds import Variable
+from ..tensors.kinds import Variable
+from ..tensors.tensor import DisposedError, Tensor
 from .pytree import Static
 
 __all__ = ["signature", "describe", "key_change"]
@@ -24,7 +24,7 @@ def signature(leaves) -> tuple:
     ids = {}
     for i, x in enumerate(leaves):
         if isinstance(x, Tensor):
-            d = x._data
+            d = x.peek()
             if d is None:
                 raise DisposedError(f"tv.jit: argument tensor {x._label()} was disposed")
             is_var = type(x) is not Tensor and isinstance(x, Variable)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..tensor import Tensor
+from ..tensors.tensor import Tensor
 from .errors import JitError
 from .function import jit
 from .pytree import flatten_result

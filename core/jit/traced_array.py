@@ -15,7 +15,7 @@ import weakref
 
 import numpy as np
 
-from ..tracing import TRACER
+from ..tensors.tracing import TRACER
 
 __all__ = [
     "TracedArray", "TracedArrays", "plain", "wrap", "root_of", "layout_of", "holds_traced"

@@ -1,4 +1,4 @@
-"""The tracer: what ``tv.jit`` hangs in ``core.tracing.TRACER`` while a function runs once.
+"""The tracer: what ``tv.jit`` hangs in ``core.tensors.tracing.TRACER`` while a function runs once.
 
 It sees every kernel ``run_kernel`` runs (forward and backward alike: gradients are ops),
 every random draw and every ``Variable.assign``, and writes them as ``ir.Stmt``s over
@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import recording
-from ..arrays import to_array
-from ..tensor import Tensor, new_id
-from ..tensor_kinds import Variable
-from ..tracing import TRACER
+from ..tensors import recording
+from ..tensors.arrays import to_array
+from ..tensors.kinds import Variable
+from ..tensors.tensor import Tensor, new_id
+from ..tensors.tracing import TRACER
 from .errors import JitError, concretization_error, opaque_error
 from .ir import Stmt, Value, user_site
 from .traced_array import TracedArrays, plain

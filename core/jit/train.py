@@ -5,7 +5,7 @@ reading the learning rate at each step).
 
 from __future__ import annotations
 
-from ..tape import Tape
+from ..autodiff.tape import Tape
 from .function import JitFunction, display_name
 
 __all__ = ["minimize_step", "fit_step"]

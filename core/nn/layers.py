@@ -5,7 +5,7 @@ from __future__ import annotations
 from .. import ops
 from ..ops.matrix import fused_matmul
 from ..ops.nn import dropout_drawing
-from ..tensor import Tensor
+from ..tensors.tensor import Tensor
 from .activations import get_activation
 from .init import generator
 from .module import Module

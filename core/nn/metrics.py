@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import losses as _losses
+from . import losses as _losses
 
 __all__ = ["accuracy", "resolve_metrics"]
 

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..arrays import to_array
-from ..recording import name_scope, no_grad
-from ..tensor import Tensor
-from ..tensor_kinds import Variable
+from ..tensors.arrays import to_array
+from ..tensors.kinds import Variable
+from ..tensors.recording import name_scope, no_grad
+from ..tensors.tensor import Tensor
 from . import training, weights
 from .init import generator, initial_value, set_seed
 from .naming import snake_case, unique_name

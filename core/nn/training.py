@@ -10,11 +10,11 @@ import math
 
 import numpy as np
 
-from .. import losses as _losses
-from .. import optim as _optim
-from ..arrays import to_array
-from ..recording import no_grad
-from ..tensor import Tensor
+from ..tensors.arrays import to_array
+from ..tensors.recording import no_grad
+from ..tensors.tensor import Tensor
+from . import losses as _losses
+from . import optim as _optim
 from .callbacks import Callback, CallbackList, History, progress_callback
 from .metrics import resolve_metrics
 

@@ -5,12 +5,10 @@
 from __future__ import annotations
 import __future__ as _future
 
-import sys as _sys
 from types import ModuleType as _ModuleType
 
-from .. import operators as _operators_module
 from . import linalg  # the namespace tv.linalg
-from ._util import identity
+from .arguments import identity
 from .contract import (
     cross,
     diag,
@@ -202,5 +200,3 @@ __all__ = [
     and (n == "linalg" or not isinstance(v, _ModuleType))
     and not isinstance(v, _future._Feature)  # ``from __future__ import annotations`` binds one
 ]
-
-_operators_module._ops = _sys.modules[__name__]

@@ -15,10 +15,10 @@ import string
 
 import numpy as np
 
-from .. import kernel_names as K
-from ..engine import run_kernel
-from ..tensor import Tensor
-from ._util import as_tensor, norm_axis
+from ..engine.dispatch import run_kernel
+from ..registry import kernel_names as K
+from ..tensors.tensor import Tensor
+from .arguments import as_tensor, norm_axis
 from .elementwise import cast, mul, where
 from .matrix import matmul
 from .order import moveaxis

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..arrays import to_array
-from ..recording import tracks
-from ..tensor import Tensor
-from ._util import as_tensor, binary_args, cast, drawn, from_data, identity
+from ..tensors.arrays import to_array
+from ..tensors.recording import tracks
+from ..tensors.tensor import Tensor
+from .arguments import as_tensor, binary_args, cast, drawn, from_data, identity
 from .elementwise import div, where
 from .elementwise_math import floor
 from .order import moveaxis

@@ -1,7 +1,7 @@
 """Dense linear algebra with ``numpy.linalg``'s names and semantics (``tv.linalg.inv``, ...),
 on stacks of matrices ``(..., M, N)``. Real dtypes only (complex is out of scope).
 
-Degenerate points (see ``core/gradients/decomp.py``): the forward pass behaves as numpy
+Degenerate points (see ``core/primitives/decomp.py``): the forward pass behaves as numpy
 (``inv`` of a singular matrix raises); a gradient that does not exist there raises a
 ``ValueError`` naming the function, never returns inf or nan silently.
 
@@ -19,11 +19,11 @@ from collections import namedtuple
 
 import numpy as np
 
-from .. import kernel_names as K
-from ..engine import run_kernel
-from ..recording import tracks
-from ..tensor import Tensor
-from ._util import as_tensor, cast
+from ..engine.dispatch import run_kernel
+from ..registry import kernel_names as K
+from ..tensors.recording import tracks
+from ..tensors.tensor import Tensor
+from .arguments import as_tensor, cast
 from .matrix import matmul
 from .order import swapaxes
 

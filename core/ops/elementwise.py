@@ -6,12 +6,12 @@ import contextvars
 
 import numpy as np
 
-from .. import kernel_names as K
-from .. import recording
-from ..engine import run_kernel
-from ..tensor import Tensor
-from ..tensor_kinds import Constant, Variable
-from ._util import (
+from ..engine.dispatch import run_kernel
+from ..registry import kernel_names as K
+from ..tensors import recording
+from ..tensors.kinds import Constant, Variable
+from ..tensors.tensor import Tensor
+from .arguments import (
     as_tensor,
     binary_args,
     broadcast_shape,

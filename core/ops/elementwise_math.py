@@ -12,10 +12,10 @@ import math
 
 import numpy as np
 
-from .. import kernel_names as K
-from ..engine import run_kernel
-from ..tensor import Tensor
-from ._util import as_tensor, binary_args, require_float, unchanged
+from ..engine.dispatch import run_kernel
+from ..registry import kernel_names as K
+from ..tensors.tensor import Tensor
+from .arguments import as_tensor, binary_args, require_float, unchanged
 from .elementwise import (  # noqa: F401 - expm1 is one of this module's functions
     abs,
     cast,

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..tensor import Tensor
-from ._util import as_tensor, norm_axis
+from ..tensors.tensor import Tensor
+from .arguments import as_tensor, norm_axis
 from .elementwise import equal, greater, not_equal
 from .order import ravel, take_along
 from .reduce import sum as _sum

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import kernel_names as K
-from ..engine import run_kernel
-from ..tensor import Tensor
-from ..tensor_kinds import Constant, Variable
-from ._util import as_tensor, cast
+from ..engine.dispatch import run_kernel
+from ..registry import kernel_names as K
+from ..tensors.kinds import Constant, Variable
+from ..tensors.tensor import Tensor
+from .arguments import as_tensor, cast
 from .shape import reshape
 
 _TENSORS = frozenset((Tensor, Variable, Constant))  # exact types fused_matmul's fast path takes
@@ -74,11 +74,11 @@ def fused_matmul(
         >>> fused_matmul(tv.ones((2, 3)), tv.ones((3, 4)), tv.ones(4), "relu").numpy()[0]
         array([4., 4., 4., 4.], dtype=float32)
     """
-    d = a._data if type(a) in _TENSORS else None
-    e = b._data if type(b) in _TENSORS else None
+    d = a.peek() if type(a) in _TENSORS else None
+    e = b.peek() if type(b) in _TENSORS else None
     if d is None or e is None or d.dtype is not e.dtype or d.dtype.kind != "f":
         a, b = _promote(a, b)  # the fast path above: float tensors of one dtype
-        d, e = a._data, b._data
+        d, e = a.peek(), b.peek()
     sa, sb = d.shape, e.shape
     if len(sa) != 2 or len(sb) != 2:
         raise ValueError(f"fused_matmul: expected rank-2 operands, got shapes {sa} and {sb}")

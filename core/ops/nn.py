@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import kernel_names as K
-from ..engine import run_kernel
-from ..tensor import Tensor
-from ._util import as_tensor, drawn, require_float, unchanged
+from ..engine.dispatch import run_kernel
+from ..registry import kernel_names as K
+from ..tensors.tensor import Tensor
+from .arguments import as_tensor, drawn, require_float, unchanged
 
 
 def _pair(v, name: str, op: str) -> tuple[int, int]:

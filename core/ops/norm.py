@@ -14,8 +14,8 @@ import math
 
 import numpy as np
 
-from ..tensor import Tensor
-from ._util import as_tensor, norm_axis
+from ..tensors.tensor import Tensor
+from .arguments import as_tensor, norm_axis
 from .decomp import svd
 from .elementwise import abs, cast, not_equal, pow, sqrt
 from .order import moveaxis

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import kernel_names as K
-from ..engine import run_kernel
-from ..tensor import Tensor
-from ._util import as_tensor, cast, norm_axis, unchanged
+from ..engine.dispatch import run_kernel
+from ..registry import kernel_names as K
+from ..tensors.tensor import Tensor
+from .arguments import as_tensor, cast, norm_axis, unchanged
 from .shape import concat, getitem, reshape, split, transpose
 
 

@@ -6,11 +6,11 @@ import builtins
 
 import numpy as np
 
-from .. import kernel_names as K
-from ..engine import run_kernel
-from ..tensor import Tensor
-from ..tracing import traced
-from ._util import as_tensor, cast, norm_axis, require_float
+from ..engine.dispatch import run_kernel
+from ..registry import kernel_names as K
+from ..tensors.tensor import Tensor
+from ..tensors.tracing import traced
+from .arguments import as_tensor, cast, norm_axis, require_float
 from .elementwise import abs, equal, exp, log, sqrt, stop_gradient, where
 from .shape import reshape, squeeze
 

@@ -7,10 +7,10 @@ import math
 
 import numpy as np
 
-from .. import kernel_names as K
-from ..engine import run_kernel
-from ..tensor import Tensor
-from ._util import as_tensor, cast, norm_axis, unchanged
+from ..engine.dispatch import run_kernel
+from ..registry import kernel_names as K
+from ..tensors.tensor import Tensor
+from .arguments import as_tensor, cast, norm_axis, unchanged
 
 
 def reshape(x, shape) -> Tensor:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from tapeviz.core.tensor import Tensor
+from tapeviz.core.tensors.tensor import Tensor
 
 from ..present.text import visible_tree
 from ..present.units import fmt_bytes

@@ -14,8 +14,8 @@ import linecache
 import re
 from dataclasses import dataclass, field
 
-from tapeviz.core.tape import Tape
-from tapeviz.core.tensor_kinds import Variable
+from tapeviz.core.autodiff.tape import Tape
+from tapeviz.core.tensors.kinds import Variable
 
 from .backward_data import backward_ops, gradients
 from .records import dtype_name, json_safe, meta, nbytes, op_record, tensor_value

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import sys
 
-from tapeviz.core.tensor import Tensor
+from tapeviz.core.tensors.tensor import Tensor
 
 __all__ = ["OP_SYMBOLS", "caller_names", "derived_name", "leaf_name", "tensor_names"]
 

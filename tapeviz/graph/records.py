@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from tapeviz.core.tensor import Tensor
+from tapeviz.core.tensors.tensor import Tensor
 
 from .cells import source_record
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from tapeviz.core import Tensor, tensor
-from tapeviz.core.tape import Tape, live_tapes
+from tapeviz.core.autodiff.tape import Tape, live_tapes
 
 
 def mode_of(backward) -> str:

@@ -7,10 +7,10 @@ a small table for a notebook. ``register_renderers`` hooks them into
 
 from __future__ import annotations
 
-from tapeviz.core import source_location
 from tapeviz.core.check.audit import AuditReport
 from tapeviz.core.check.report import FAILURE_CLASSES, GradCheckReport
 from tapeviz.core.display import register_html, register_view
+from tapeviz.core.engine import source_location
 
 from .palette import FAIL, GREY, PASS
 from .text import html_text

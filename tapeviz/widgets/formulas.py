@@ -1,7 +1,7 @@
 """The math of a node's gradient, from the formula registered with its gradient.
 
 Built-in gradients carry the LaTeX of their local derivatives (the ``formula`` of each
-primitive's definition, ``core/gradients/<family>.py``); ``gradient_formula`` writes it as
+primitive's definition, ``core/primitives/<family>.py``); ``gradient_formula`` writes it as
 one line, and ``chain_rule_latex`` writes one step of backprop with the user's variable
 names and numbers, e.g. ∂L/∂a = ∂L/∂e · ∂e/∂a = (−2)(−3) = 6. A gradient without a formula
 is described by the first line of its VJP's docstring; custom ones by their style.
@@ -14,8 +14,8 @@ import re
 
 import numpy as np
 
-from tapeviz.core.gradients import fill
-from tapeviz.core.tensor import Tensor
+from tapeviz.core.primitives import fill
+from tapeviz.core.tensors.tensor import Tensor
 
 __all__ = ["chain_rule_latex", "gradient_formula", "tex_name", "tex_to_text"]
 

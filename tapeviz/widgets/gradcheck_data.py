@@ -7,10 +7,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from tapeviz.core.autodiff.tape import Tape
 from tapeviz.core.check.gradcheck import FAILURE_CLASSES, check_grads
-from tapeviz.core.recording import no_grad
-from tapeviz.core.tape import Tape
-from tapeviz.core.tensor import Tensor
+from tapeviz.core.tensors.recording import no_grad
+from tapeviz.core.tensors.tensor import Tensor
 
 
 def run_check(f, args, eps, atol, rtol):

@@ -23,7 +23,7 @@ from tapeviz.core.check.arguments import (
     check_real,
     describe,
 )
-from tapeviz.core.tensor import Tensor
+from tapeviz.core.tensors.tensor import Tensor
 from tapeviz.present.ahead import make_room, serialized
 
 from ._common import error_html, figure_png, png_img_tag, static_bundle

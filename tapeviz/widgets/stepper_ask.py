@@ -13,7 +13,7 @@ import ast
 import ipywidgets as W
 import numpy as np
 
-from tapeviz.core.tensor import Tensor
+from tapeviz.core.tensors.tensor import Tensor
 from tapeviz.graph.lesson import lesson_graph
 from tapeviz.present.ahead import serialized
 from tapeviz.teach.slips import name_slip

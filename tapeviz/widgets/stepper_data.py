@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from tapeviz.core.tensor import Tensor
+from tapeviz.core.tensors.tensor import Tensor
 
 from .formulas import gradient_formula
 from .memory_data import linked_tensor

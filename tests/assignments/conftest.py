@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from tapeviz.core.registry import BUILTIN_GRADIENTS, PRIMITIVES, edited
+from tapeviz.core.registry.kernels import BUILTIN_GRADIENTS, PRIMITIVES, edited
 
 
 @pytest.fixture(autouse=True)

@@ -13,7 +13,7 @@ import numpy as np
 from oracle_cases_numpy import OracleCase, make_case, rand, spd
 
 import tapeviz.core as tv
-from tapeviz.core import kernel_names as K
+from tapeviz.core.registry import kernel_names as K
 
 CASES: list[OracleCase] = []
 case = make_case(CASES)

@@ -12,9 +12,9 @@ from oracle import OracleCase
 from oracle_cases_ops import NAN, rand
 
 import tapeviz.core as tv
-from tapeviz.core import kernel_names as K
 from tapeviz.core.ops.matrix import fused_matmul
 from tapeviz.core.ops.nn import softmax_cross_entropy_with_logits as sce
+from tapeviz.core.registry import kernel_names as K
 
 CASES: list[OracleCase] = []
 

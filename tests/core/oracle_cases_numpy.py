@@ -15,7 +15,7 @@ import autograd.numpy as anp
 import numpy as np
 
 import tapeviz.core as tv
-from tapeviz.core import kernel_names as K
+from tapeviz.core.registry import kernel_names as K
 
 try:
     from oracle import OracleCase

@@ -19,7 +19,7 @@ from autograd.extend import defvjp, primitive
 from oracle import OracleCase
 
 import tapeviz.core as tv
-from tapeviz.core import kernel_names as K
+from tapeviz.core.registry import kernel_names as K
 
 SHAPES = [(), (3,), (2, 3), (1, 3), (0, 3)]
 PAIRS = [((), ()), ((2, 3), (2, 3)), ((2, 3), (3,)), ((2, 1), (1, 3)), ((), (2, 3)), ((0, 3), (3,))]

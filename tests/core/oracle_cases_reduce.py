@@ -15,7 +15,7 @@ from oracle import OracleCase
 from oracle_cases_ops import INF, NAN, rand
 
 import tapeviz.core as tv
-from tapeviz.core import kernel_names as K
+from tapeviz.core.registry import kernel_names as K
 
 CASES: list[OracleCase] = []
 AXES = [(None, False), (0, False), (1, True), ((0, 1), False)]

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 import tapeviz.core as tv
-from tapeviz.core import kernel_names as K
+from tapeviz.core.registry import kernel_names as K
 
 NAN, INF = float("nan"), float("inf")
 

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 import tapeviz as tv
-import tapeviz.core.recording as recording
-from tapeviz.core import kernel_names as K
+import tapeviz.core.tensors.recording as recording
+from tapeviz.core.registry import kernel_names as K
 
 
 def _line_of(text, fn):

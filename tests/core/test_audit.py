@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import tapeviz as tv
-from tapeviz.core import kernel_names as K
+from tapeviz.core.registry import kernel_names as K
 
 RNG = np.random.default_rng(3)
 LAYERS = [tv.tensor(RNG.standard_normal((8, 8)).astype(np.float32) / 3) for _ in range(12)]

@@ -22,7 +22,7 @@ import pytest
 import torch
 
 import tapeviz as tv
-from tapeviz.core import kernel_names as K
+from tapeviz.core.registry import kernel_names as K
 
 F64 = "float64"
 

@@ -12,7 +12,7 @@ from numba.core import event as numba_event
 
 import tapeviz.core as core
 from tapeviz.core import CompiledLayer
-from tapeviz.core.backward import GradientError
+from tapeviz.core.autodiff.backward import GradientError
 from tapeviz.core.custom.compiled_layer import AutoDiffError
 
 RNG = np.random.default_rng(0)

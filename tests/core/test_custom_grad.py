@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import tapeviz as tv
-from tapeviz.core.backward import GradientError
+from tapeviz.core.autodiff.backward import GradientError
 
 X = [1.5, -0.7, 0.3]
 

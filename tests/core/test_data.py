@@ -5,7 +5,7 @@ import builtins
 import numpy as np
 import pytest
 
-from tapeviz.core import data
+from tapeviz.core.nn import data
 
 
 @pytest.mark.parametrize("make, shape", [(data.two_moons, (120, 2)), (data.spirals, (120, 2))])

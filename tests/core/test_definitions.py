@@ -1,48 +1,71 @@
-"""Every built-in primitive is one ``Definition`` row (core/gradients/<family>.py), and what
-the registry holds after import is exactly what the rows say."""
+"""Every built-in primitive is one ``Primitive`` row (core/primitives/<family>.py): the
+registry holds those very objects after import, with exactly what the rows say in force."""
 
 from __future__ import annotations
 
 import ast
 import inspect
 import pathlib
+import warnings
 from collections import Counter
 
+import numpy as np
+
 import tapeviz.core as core
-from tapeviz.core import kernel_names as K
-from tapeviz.core.gradients import DEFINITIONS, FAMILIES
-from tapeviz.core.registry import BUILTIN_GRADIENTS, PRIMITIVES
+from tapeviz.core.primitives import FAMILIES, ROWS
+from tapeviz.core.registry import kernel_names as K
+from tapeviz.core.registry.kernels import BUILTIN_GRADIENTS, PRIMITIVES
 
 CORE = pathlib.Path(core.__file__).parent
 
 
 def test_each_built_in_kernel_name_has_exactly_one_row():
-    counts = Counter(d.name for d in DEFINITIONS)
+    counts = Counter(d.name for d in ROWS)
     assert [n for n, c in counts.items() if c > 1] == []
     assert set(counts) == K.ALL
 
 
 def test_the_registry_holds_what_the_rows_say():
-    for d in DEFINITIONS:
-        prim = PRIMITIVES[d.name]
-        assert prim.kernels["numpy"].fn is d.numpy, d.name
-        assert prim.batch is d.batch and prim.decomposition is d.decomposition, d.name
+    for row in ROWS:
+        d, prim = row.declared, PRIMITIVES[row.name]
+        assert prim is row, row.name
+        assert prim.kernels["numpy"].fn is d.kernels["numpy"], row.name
+        assert prim.batch is d.batch and prim.decomposition is d.decomposition, row.name
         if d.vjp is None:
-            assert prim.grad is None and d.name not in BUILTIN_GRADIENTS, d.name
+            assert prim.grad is None and row.name not in BUILTIN_GRADIENTS, row.name
             continue
         g = prim.grad
-        assert g.grad_fn is d.vjp and g.builtin and d.name in BUILTIN_GRADIENTS, d.name
-        assert g.save_all_inputs == (d.saves == "*"), d.name
-        assert g.inputs_to_save == (() if d.saves == "*" else tuple(d.saves)), d.name
-        assert g.outputs_to_save == tuple(d.saves_outputs), d.name
-        assert dict(g.formula) == dict(d.formula or {}), d.name
-        assert dict(g.needed_by) == dict(d.needed_by or {}), d.name
-        assert g.optional_inputs == tuple(d.optional), d.name
+        assert g.grad_fn is d.vjp and g.builtin and row.name in BUILTIN_GRADIENTS, row.name
+        assert g.save_all_inputs == d.save_all_inputs, row.name
+        assert g.inputs_to_save == d.inputs_to_save, row.name
+        assert g.outputs_to_save == d.outputs_to_save, row.name
+        assert dict(g.formula) == dict(d.formula or {}), row.name
+        assert dict(g.needed_by) == dict(d.needed_by or {}), row.name
+        assert g.optional_inputs == d.optional, row.name
+
+
+def test_registering_the_rows_again_restores_a_removed_or_replaced_builtin():
+    """``core.primitives.register()`` puts every row back as written: a kernel removed and a
+    gradient replaced since import are in force again (tests restore the built-ins so)."""
+    row = PRIMITIVES[K.EXP]
+    numpy_kernel, vjp = row.kernels["numpy"].fn, row.grad.grad_fn
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # replacing a built-in gradient warns
+            core.register_gradient(K.EXP, lambda dy, saved, attrs: {"x": lambda: dy})
+        core.unregister_kernel(K.EXP, "numpy")
+        assert "numpy" not in row.kernels and row.grad.grad_fn is not vjp
+    finally:
+        core.primitives.register()
+    assert PRIMITIVES[K.EXP] is row
+    assert row.kernels["numpy"].fn is numpy_kernel and row.grad.grad_fn is vjp
+    x = core.tensor([0.5], dtype="float64")
+    assert core.grad(lambda t: core.sum(core.exp(t)))(x).numpy()[0] == np.exp(0.5)
 
 
 def test_no_kernel_or_gradient_is_registered_outside_the_definitions():
     """A built-in registered by a call somewhere else would be a second definition: only
-    ``install`` (core/define.py) and the numba backend (its compiled kernels and delegations)
+    ``install`` (core/primitives/define.py) and the numba backend (its compiled kernels and delegations)
     call the registries inside core."""
     allowed = {"define.py", "numba/__init__.py"}
     calls = ("register_kernel", "register_gradient", "register_batching", "register_decomposition")
@@ -61,12 +84,17 @@ def test_no_kernel_or_gradient_is_registered_outside_the_definitions():
 def test_every_family_is_listed():
     """A family module with rows that the list leaves out would never be registered."""
     listed = {f.__name__.rsplit(".", 1)[-1] for f in FAMILIES}
-    modules = {p.stem for p in (CORE / "gradients").glob("*.py") if p.stem != "__init__"}
+    folder = CORE / "primitives"
+    modules = {p.stem for p in folder.glob("*.py") if p.stem not in ("__init__", "define")}
     assert modules == listed
 
 
 def test_every_gradient_reads_as_math_or_words():
     """The stepper and the graph describe a node's gradient by its formula, else by the
     first line of its VJP's docstring: a built-in with neither would show a function name."""
-    bare = [d.name for d in DEFINITIONS if d.vjp and not d.formula and not inspect.getdoc(d.vjp)]
+    bare = [
+        r.name
+        for r in ROWS
+        if r.declared.vjp and not r.declared.formula and not inspect.getdoc(r.declared.vjp)
+    ]
     assert bare == []

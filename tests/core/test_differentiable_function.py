@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import tapeviz as tv
-from tapeviz.core.backward import GradientError
+from tapeviz.core.autodiff.backward import GradientError
 
 RNG = np.random.default_rng(0)
 X = RNG.uniform(-2, 2, (4, 3))

@@ -11,8 +11,9 @@ import numpy as np
 import pytest
 
 import tapeviz.core as core
-from tapeviz.core.gradient_registry import gradient_table
-from tapeviz.core.registry import kernel_table
+from tapeviz.core.registry.gradients import gradient_table
+from tapeviz.core.registry.kernels import kernel_table
+from tapeviz.core.tensors import recording
 
 
 def test_shape_mismatch_names_the_op_and_both_shapes():
@@ -68,7 +69,7 @@ def _tensors_made_here():
     so a tensor freed by the collector or made or dropped by another thread (a TrainingPlot
     timer or fit thread, a finalizer) in the block changed it, and the test depended on
     which tests ran before it."""
-    module = sys.modules["tapeviz.core.tensor"]  # core.tensor is the function of that name
+    module = sys.modules["tapeviz.core.tensors.tensor"]  # core.tensor is the function of that name
     ids, me, made = module._ids, threading.get_ident(), []
 
     class Watched:
@@ -157,7 +158,7 @@ def test_wrong_gradient_names_the_node(make, message):
             y = core.sum(core.tanh(x))
     with pytest.raises(core.GradientError, match=rf"gradient of 'Tanh' \(node 0\) for input 'x': {message}"):  # fmt: skip
         tape.gradient(y, x)
-    assert core.recording.current() is None  # the backward pass left no recorder behind
+    assert recording.current() is None  # the backward pass left no recorder behind
 
 
 def test_gradient_fn_must_return_a_dict():

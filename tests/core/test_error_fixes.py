@@ -12,7 +12,7 @@ import pytest
 import torch
 
 import tapeviz.core as tv
-from tapeviz.core.grad_validation import GradientError
+from tapeviz.core.registry.validation import GradientError
 
 X = np.array([0.5, -1.0, 2.0], np.float64)
 

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import tapeviz as tv
-from tapeviz.core.gradients import DEFINITIONS, fill
+from tapeviz.core.primitives import ROWS, fill
 from tapeviz.widgets.formulas import tex_to_text
 
 FUNCS = {"cos": np.cos, "sin": np.sin, "cosh": np.cosh, "sinh": np.sinh, "ln": np.log,
@@ -58,9 +58,7 @@ def value(tex: str, slots: dict) -> np.ndarray:
     return eval(expr, {"__builtins__": {}, "e": np.e, "pi": np.pi, **FUNCS}, scope)  # noqa: S307
 
 
-ELEMENTWISE = [
-    d for d in DEFINITIONS if d.formula and not any("{dy}" in f for f in d.formula.values())
-]
+ELEMENTWISE = [d for d in ROWS if d.formula and not any("{dy}" in f for f in d.formula.values())]
 DOMAIN = {"Acosh": (1.5, 2.5)}
 
 

@@ -145,6 +145,6 @@ def test_stop_gradient_and_no_grad_inside_grad():
 
 def test_functional_api_leaves_no_tape_active():
     core.grad(f_scalar)(core.tensor(X))
-    from tapeviz.core import recording
+    from tapeviz.core.tensors import recording
 
     assert recording.current() is None

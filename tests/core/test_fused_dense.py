@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 
 import tapeviz.core as core
-from tapeviz.core import kernel_names as K
 from tapeviz.core.ops.matrix import FUSED_ACTIVATIONS, fused_matmul
 from tapeviz.core.ops.nn import softmax_cross_entropy_grad, softmax_cross_entropy_with_logits
+from tapeviz.core.registry import kernel_names as K
 
 RNG = np.random.default_rng(3)
 BACKENDS = core.list_backends()

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import tapeviz.core as core
-from tapeviz.core.ops._util import binary_args
+from tapeviz.core.ops.arguments import binary_args
 
 
 @pytest.mark.parametrize("number", [0.9, 2, -3, 0.0, -0.0, float("nan"), float("inf"), True])

@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 import tapeviz.core as core
-from tapeviz.core import kernel_names as K
 from tapeviz.core.ops import elementwise as E
+from tapeviz.core.registry import kernel_names as K
 
 RNG = np.random.default_rng(0)
 SHAPES = [(), (5,), (3, 4)]

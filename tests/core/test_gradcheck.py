@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 
 import tapeviz as tv
-from tapeviz.core import kernel_names as K
 from tapeviz.core.check.differences import jacobians_per_element
 from tapeviz.core.check.function_problem import FunctionProblem
+from tapeviz.core.registry import kernel_names as K
 
 RNG = np.random.default_rng(0)
 X3 = np.array([0.3, -0.7, 1.2])

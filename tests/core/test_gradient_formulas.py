@@ -1,5 +1,5 @@
 """The LaTeX formulas of the built-in primitives (the ``formula`` of their definitions,
-core/gradients/<family>.py), as registered with their gradients."""
+core/primitives/<family>.py), as registered with their gradients."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ import warnings
 import numpy as np
 
 import tapeviz.core as core
-from tapeviz.core.gradients import DEFINITIONS, fill
+from tapeviz.core.primitives import ROWS, fill
 
-FORMULAS = {d.name: dict(d.formula) for d in DEFINITIONS if d.formula}
+FORMULAS = {d.name: dict(d.formula) for d in ROWS if d.formula}
 
 _X = core.tensor(np.array([0.5, 0.7]))
 _OPS = {  # kernel -> a call that records it, to read the kernel's input names
@@ -49,5 +49,5 @@ def test_register_gradient_keeps_a_users_formula():
         assert cfg.formula == (("x", r"\operatorname{sech}^2 {x}"),)
         assert fill(dict(cfg.formula)["x"], {"x": "z"}) == r"\operatorname{sech}^2 z"
     finally:
-        core.gradients.register()  # the built-ins back, formulas included
+        core.primitives.register()  # the built-ins back, formulas included
     assert core.get_gradient("Tanh").formula == (("x", "1 - {y}^2"),)

@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 import tapeviz as tv
-from tapeviz.core import registry
-from tapeviz.core.backward import GradientError
+from tapeviz.core.autodiff.backward import GradientError
+from tapeviz.core.registry import kernels as registry
 
 RNG = np.random.default_rng(3)
 W1 = RNG.standard_normal((6, 5)).astype(np.float32)

@@ -11,7 +11,9 @@ import numpy as np
 
 import tapeviz.core as core
 
-_TENSOR_MODULE = sys.modules["tapeviz.core.tensor"]  # ``core.tensor`` is the function of that name
+_TENSOR_MODULE = sys.modules[
+    "tapeviz.core.tensors.tensor"
+]  # ``core.tensors.tensor`` is the function of that name
 
 
 def test_tensor_del_needs_no_module_global(monkeypatch):

@@ -12,7 +12,7 @@ from op_cases import CASES
 
 import tapeviz.core as tv
 
-# gradients that branch on values in Python (core/gradients): jit refuses them rather than
+# gradients that branch on values in Python (core/primitives): jit refuses them rather than
 # compile a stale program. pow: only with a tensor exponent (x ** 2 compiles); prod: always.
 REFUSED = {"grad": ("prod",)}
 

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import tapeviz.core as tv
-from tapeviz.core import losses
+from tapeviz.core.nn import losses
 
 
 def _logits(n=6, c=4, seed=0, dtype=np.float64):

@@ -9,12 +9,12 @@ import numpy as np
 import pytest
 
 import tapeviz.core as core
-from tapeviz.core import kernel_names as K
 from tapeviz.core.backends import numba as nb
 from tapeviz.core.backends.numba import _impl_elementwise, _impl_reduce
 from tapeviz.core.backends.numba.elementwise import COMPILED, collapse
 from tapeviz.core.ops.nn import conv_pads
-from tapeviz.core.registry import get_kernel
+from tapeviz.core.registry import kernel_names as K
+from tapeviz.core.registry.kernels import get_kernel
 
 DTYPES = (np.float32, np.float64)
 BINARY_SHAPES = [
@@ -116,7 +116,7 @@ from numba.core import event
 
 from tapeviz.core import kernel_names as K
 from tapeviz.core.backends import numba as nb
-from tapeviz.core.registry import get_kernel
+from tapeviz.core.registry.kernels import get_kernel
 
 nb.settings.min_size = 0
 x = np.ones((5, 6), np.float64)

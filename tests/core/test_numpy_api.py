@@ -13,7 +13,7 @@ from oracle_cases_linalg import CASES as LINALG_CASES
 from oracle_cases_numpy import CASES as NUMPY_CASES
 
 import tapeviz.core as tv
-from tapeviz.core import kernel_names as K
+from tapeviz.core.registry import kernel_names as K
 
 CASES = NUMPY_CASES + LINALG_CASES
 BACKENDS = [b for b in ("numpy", "numba") if b in tv.list_backends()]

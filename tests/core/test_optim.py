@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import tapeviz.core as tv
-from tapeviz.core import optim
+from tapeviz.core.nn import optim
 
 W0 = np.array([1.0, -2.0, 0.5])
 TARGET = np.array([0.3, 0.1, -0.4])

@@ -23,7 +23,7 @@ from oracle_forward import FORWARD_CASES, check_forward
 
 import tapeviz.core as core
 from tapeviz.core.backends import numba as nb
-from tapeviz.core.gradient_registry import gradient_table
+from tapeviz.core.registry.gradients import gradient_table
 
 _HERE = pathlib.Path(__file__).parent
 CASE_MODULES = sorted(p.stem for p in _HERE.glob("oracle_cases_*.py"))

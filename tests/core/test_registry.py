@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 
 import tapeviz.core as core
-from tapeviz.core import kernel_names as K
-from tapeviz.core.gradient_registry import gradient_table
-from tapeviz.core.registry import kernel_table
+from tapeviz.core.registry import kernel_names as K
+from tapeviz.core.registry.gradients import gradient_table
+from tapeviz.core.registry.kernels import kernel_table
 
 # Kernels with no gradient, on purpose: comparisons and one_hot have bool/int or constant
 # outputs.

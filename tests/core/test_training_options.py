@@ -13,7 +13,7 @@ import torch.nn.functional as F
 from weighted_vjp import torch_grads, tv_grads
 
 import tapeviz.core as tv
-from tapeviz.core import losses, optim
+from tapeviz.core.nn import losses, optim
 
 RNG = np.random.default_rng(31)
 

@@ -110,7 +110,7 @@ def test_one_rule_for_leaving_the_tape():
 def _tensor_doc() -> str:
     import sys
 
-    return sys.modules["tapeviz.core.tensor"].__doc__.lower()
+    return sys.modules["tapeviz.core.tensors.tensor"].__doc__.lower()
 
 
 W = np.arange(6.0).reshape(3, 2) / 4

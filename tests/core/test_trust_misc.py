@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 
 import tapeviz.core as core
-from tapeviz.core import optim
+from tapeviz.core.nn import optim
+from tapeviz.core.tensors import recording
 
 
 def _recorded():
@@ -45,7 +46,7 @@ def test_reentering_a_tape_is_a_named_error_and_the_tape_still_works():
                 pass
         tape.watch(x2)
         z = x2 * x2
-    assert core.recording.current() is None  # nothing left recording
+    assert recording.current() is None  # nothing left recording
     assert tape.gradient(z, x2).numpy().tolist() == [6.0]
     with tape:  # one block after another is fine
         w = x2 * 2.0
@@ -73,7 +74,7 @@ def test_exiting_a_tape_that_is_not_open_is_a_named_error():
         pass
     with pytest.raises(RuntimeError, match="is not open"):
         tape.__exit__(None, None, None)
-    assert core.recording.current() is None
+    assert recording.current() is None
 
 
 def test_exiting_tapes_out_of_order_is_a_named_error_and_leaks_no_recorder():
@@ -86,14 +87,14 @@ def test_exiting_tapes_out_of_order_is_a_named_error_and_leaks_no_recorder():
         a.__exit__(None, None, None)
     b.__exit__(None, None, None)
     a.__exit__(None, None, None)
-    assert core.recording.current() is None
+    assert recording.current() is None
 
 
 def test_exiting_a_tape_from_another_thread_is_a_named_error():
     tape = core.Tape()
     errors = _errors_in_a_thread_inside(tape, lambda: tape.__exit__(None, None, None))
     assert errors == ["Tape: exited, but its `with` block was opened in another thread"]
-    assert core.recording.current() is None
+    assert recording.current() is None
 
 
 def test_audit_report_iterates_over_node_audits():

@@ -9,7 +9,7 @@ from autograd.extend import defvjp, primitive
 from autograd.test_util import check_grads as ag_check_grads
 
 import tapeviz.core as core
-from tapeviz.core.backward import GradientError
+from tapeviz.core.autodiff.backward import GradientError
 from tapeviz.core.check.gradcheck import GradientCheckError
 
 

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 import tapeviz.core as core
-from tapeviz.core.backward import GradientError
-from tapeviz.core.grad_validation import reducible
+from tapeviz.core.autodiff.backward import GradientError
+from tapeviz.core.registry.validation import reducible
 
 X = np.array([1.0, 2.0], np.float32)
 

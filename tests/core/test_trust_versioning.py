@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import tapeviz.core as core
-from tapeviz.core.backward import StaleValueError
+from tapeviz.core.autodiff.backward import StaleValueError
 
 X = np.array([1.0, -2.0, 0.5])
 W = np.array([3.0, 4.0, -1.5])

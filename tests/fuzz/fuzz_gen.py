@@ -140,7 +140,7 @@ def rhs_shape(rule: str, first: tuple, rng) -> tuple:
 
 
 def _weak(x, dtypes) -> np.dtype | None:
-    """tapeviz's dtype when Python number ``x`` meets tensors of ``dtypes`` (core/ops/_util.py
+    """tapeviz's dtype when Python number ``x`` meets tensors of ``dtypes`` (core/ops/arguments.py
     ``_weak_dtype`` and ``binary_args``: a float with int/bool tensors gives float32, an int
     with bool tensors int32; JAX's weak typing). None where numpy's own NEP 50 rule agrees."""
     if any(d.kind == "f" for d in dtypes):
@@ -156,7 +156,7 @@ def expected_dtype(op: Op, raw: np.dtype, operand_dtypes: list, scalars: list,
                    form: str = "") -> np.dtype:  # fmt: skip
     """The result dtype tapeviz documents: numpy's, except the rules cited here. A numpy
     function called on tensors (``np.multiply(x, 1.5)``) gives numpy's dtype: the weak
-    Python-number rule is tapeviz's own ops' (core/numpy_dispatch.py ``_integer_call``)."""
+    Python-number rule is tapeviz's own ops' (core/ops/numpy_dispatch.py ``_integer_call``)."""
     if form.startswith("np."):
         return raw
     if op.group == "elementwise" and op.nargs >= 2 and raw.kind not in "b":

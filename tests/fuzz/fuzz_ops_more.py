@@ -292,8 +292,8 @@ add("matrix_power", ["tv.linalg.matrix_power({a}, {n})", "np.linalg.matrix_power
 
 # --- losses, nn ops and layers ---------------------------------------------------------------
 L = {"nargs": 2, "swap": False, "group": "loss", "shape": "matrix"}
-# labels take the predictions' dtype (core/loss_arguments.py ``label_tensor``); predictions are
-# clipped to [1e-7, 1 - 1e-7] in binary_cross_entropy (core/losses.py, Keras's epsilon)
+# labels take the predictions' dtype (core/nn/loss_arguments.py ``label_tensor``); predictions are
+# clipped to [1e-7, 1 - 1e-7] in binary_cross_entropy (core/nn/losses.py, Keras's epsilon)
 add("mse", ["tv.losses.mean_squared_error({b}, {a})"], "np.mean(({a} - _as({b}, {a}.dtype)) ** 2)",
     "F.mse_loss(_t({a}), _t({b}).to(_t({a}).dtype))", rhs="same", **L)  # fmt: skip
 add("softmax_ce", ["tv.losses.softmax_cross_entropy({b}, {a})"],

@@ -140,7 +140,7 @@ def _equal_statics():
 
 def _baked_copies():
     """Class 4: ``copy.copy``/``deepcopy`` inside a trace make constants."""
-    module = sys.modules["tapeviz.core.tensor"]  # (tapeviz.core.tensor is also a function)
+    module = sys.modules["tapeviz.core.tensors.tensor"]  # (tapeviz.core.tensor is also a function)
     return _patched(module, "copied", lambda source, copy: copy)
 
 
@@ -155,8 +155,8 @@ def _flags_ignored():
 def _reads_values():
     """Class 7 and N1: gradient code reads values under jit again (no constant folding, no
     kernel path, a Foreign tensor's copy made on its wrapped array)."""
-    from tapeviz.core.gradients import decomp, elementwise_binary, scan
     from tapeviz.core.jit import tracer
+    from tapeviz.core.primitives import decomp, elementwise_binary, scan
 
     never = lambda t: False  # noqa: E731
     own = lambda self, t: setattr(t, "_data", t._data.copy())  # noqa: E731

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import tapeviz as tv
-from tapeviz.core.gradient_registry import GradConfig
+from tapeviz.core.registry.gradients import GradConfig
 
 # the engines to parametrize a rendering test over: the system dot is optional, so its cases
 # skip where it is absent (tests/conftest.py); a bare "system" would fail there

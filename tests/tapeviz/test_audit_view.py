@@ -11,7 +11,8 @@ import numpy as np
 import pytest
 
 import tapeviz as tv
-from tapeviz.core import display, source_location
+from tapeviz.core import display
+from tapeviz.core.engine import source_location
 
 
 @tv.custom_grad

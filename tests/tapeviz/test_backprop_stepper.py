@@ -194,11 +194,11 @@ def test_a_summed_dy_says_where_its_shares_came_from(tape):
 def test_the_plain_panel_shows_no_raw_tex():
     """Notebook 02's two-layer stepper showed ``\\frac{1}{b}`` as text (the panel does not
     typeset): every built-in formula reads as plain text there."""
-    from tapeviz.core.gradients import DEFINITIONS, fill
+    from tapeviz.core.primitives import ROWS, fill
     from tapeviz.widgets.formulas import tex_to_text
 
     slots = {k: k for k in ("x", "a", "b", "y", "dy")}
-    for kernel, rows in ((d.name, d.formula) for d in DEFINITIONS if d.formula):
+    for kernel, rows in ((d.name, d.formula) for d in ROWS if d.formula):
         for slot, tex in rows.items():
             text = tex_to_text(fill(tex, slots))
             assert not set(text) & set("\\{}"), (kernel, slot, text)

@@ -14,7 +14,7 @@ import pytest
 import torch
 
 import tapeviz as tv
-from tapeviz.core import batching
+from tapeviz.core.registry import batching
 
 X = np.array([-2.0, -0.5, 0.0, 0.25, 3.0])
 
@@ -30,7 +30,7 @@ def _define(name="SoftSignT", vjp_power=2):
         name,
         kernels={"numpy": _softsign_kernel},
         vjp=lambda dy, saved, attrs: {"x": lambda: dy / (1 + tv.abs(saved[0])) ** vjp_power},
-        saves=("x",),
+        inputs_to_save=("x",),
         formula={"x": r"\frac{1}{(1 + |{x}|)^2}"},
         batch=batching.elementwise,
         decomposition=lambda ins, attrs: ins["x"] / (1 + tv.abs(ins["x"])),
@@ -114,9 +114,9 @@ def test_the_graph_the_lesson_and_the_stepper_show_it(softsign):
 def test_bad_definitions_and_calls_are_named_errors(softsign):
     with pytest.raises(ValueError, match="already exists"):
         _define()
-    with pytest.raises(ValueError, match="saves names"):
-        tv.define_op("Bad", kernels={"numpy": _softsign_kernel}, saves=("y",))
-    assert "Bad" not in tv.core.registry.PRIMITIVES  # nothing half-registered
+    with pytest.raises(ValueError, match="inputs_to_save names"):
+        tv.define_op("Bad", kernels={"numpy": _softsign_kernel}, inputs_to_save=("y",))
+    assert "Bad" not in tv.core.registry.kernels.PRIMITIVES  # nothing half-registered
     with pytest.raises(TypeError, match="SoftSignT: expected 1 input"):
         softsign(tv.tensor(X), tv.tensor(X))
     if "numba" in tv.list_backends():

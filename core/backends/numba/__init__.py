@@ -22,9 +22,15 @@ Example:
 
 from __future__ import annotations
 
-from ... import kernel_names as K
-from ...gradients import FAMILIES as FAMILIES_DEFINED
-from ...registry import Backend, get_kernel, kernels_for_backend, register_backend, register_kernel
+from ...primitives import FAMILIES as FAMILIES_DEFINED
+from ...registry import kernel_names as K
+from ...registry.kernels import (
+    Backend,
+    get_kernel,
+    kernels_for_backend,
+    register_backend,
+    register_kernel,
+)
 from . import _impl_elementwise, _impl_nn, _impl_reduce, elementwise, nn, reduce
 from ._runtime import CompileReport, report, settings
 
@@ -78,10 +84,8 @@ def _reason(kernel_name: str) -> str:
     return DELEGATED_FAMILIES.get(_FAMILY_OF.get(kernel_name), _NO_KERNEL)
 
 
-# kernel name -> the family whose table defines it (core/gradients/<family>.py)
-_FAMILY_OF = {
-    d.name: f.__name__.rsplit(".", 1)[-1] for f in FAMILIES_DEFINED for d in f.DEFINITIONS
-}
+# kernel name -> the family whose table defines it (core/primitives/<family>.py)
+_FAMILY_OF = {d.name: f.__name__.rsplit(".", 1)[-1] for f in FAMILIES_DEFINED for d in f.ROWS}
 
 
 def _sync_delegations() -> None:

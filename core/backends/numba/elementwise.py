@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ... import kernel_names as K
-from ...registry import get_kernel
+from ...registry import kernel_names as K
+from ...registry.kernels import get_kernel
 from . import _impl_elementwise as impl
 from ._runtime import apply_threads, settings
 

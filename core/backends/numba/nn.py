@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ... import kernel_names as K
+from ...registry import kernel_names as K
 from ..numpy import nn as np_nn
 from . import _impl_nn as impl
 from ._runtime import apply_threads, settings

@@ -15,8 +15,8 @@ import math
 
 import numpy as np
 
-from ... import kernel_names as K
-from ...registry import get_kernel
+from ...registry import kernel_names as K
+from ...registry.kernels import get_kernel
 from . import _impl_reduce as impl
 from ._runtime import apply_threads, settings
 

@@ -15,8 +15,8 @@ from __future__ import annotations
 import numpy as np
 
 from ... import ops
-from ...numpy_dispatch import UFUNC_OPS
-from ...tensor import Tensor
+from ...ops.numpy_dispatch import UFUNC_OPS
+from ...tensors.tensor import Tensor
 from .traced import (
     FUNCTIONS,
     UFUNCS,

@@ -15,8 +15,8 @@ from __future__ import annotations
 import numpy as np
 
 from ... import ops
-from ...grad_validation import AutoDiffError
-from ...tensor import Tensor
+from ...registry.validation import AutoDiffError
+from ...tensors.tensor import Tensor
 
 __all__ = [
     "AutoDiffError",

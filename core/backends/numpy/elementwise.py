@@ -1,6 +1,6 @@
 """numpy kernels of the elementwise families: the ones that are more than one numpy call, and
 the makers of the ones that are (``unary``, ``same``, ``binary``). The tables that name each
-kernel with its VJP are ``core/gradients/elementwise*.py`` and ``fused.py``."""
+kernel with its VJP are ``core/primitives/elementwise*.py`` and ``fused.py``."""
 
 from __future__ import annotations
 

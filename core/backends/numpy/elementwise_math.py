@@ -1,4 +1,4 @@
-"""numpy kernels of the elementwise_math family (its table: ``core/gradients/elementwise_math.py``;
+"""numpy kernels of the elementwise_math family (its table: ``core/primitives/elementwise_math.py``;
 its unary kernels are ``elementwise.same``): the binary ones (``arctan2``, ``logaddexp``,
 ``hypot``, ``mod``, ..., the bitwise ones; numpy broadcasting) and ``round``."""
 
