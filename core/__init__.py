@@ -35,7 +35,7 @@ from .check.anomaly import AnomalyError, detect_anomaly
 from .check.audit import AuditReport, audit
 from .check.gradcheck import GradCheckReport, GradientCheckError, check_grads, numerical_jacobian
 from .custom import DifferentiableFunction, custom_grad
-from .custom.compiled_layer import AutoDiffError, CompiledLayer
+from .custom.wolfram.compiled_layer import AutoDiffError, CompiledLayer
 from .engine.dispatch import KernelError, bind, record, run_kernel, settings
 from .jit import ConcretizationError, JitError, JitFunction, OpaqueFunctionError, jit
 from .memory import dispose, keep, memory, tidy

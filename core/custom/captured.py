@@ -1,6 +1,6 @@
 """Tensors a ``grad_func`` reaches without ``save()``: through its closure, default
 arguments, a ``functools.partial`` or the globals it names. custom_grad treats those made
-inside the forward like saved intermediates (see ``custom_grad_vjp._mark_intermediates``)."""
+inside the forward like saved intermediates (see ``tfjs.vjp._mark_intermediates``)."""
 
 from __future__ import annotations
 

@@ -13,7 +13,7 @@ from numba.core import event as numba_event
 import tapeviz.core as core
 from tapeviz.core import CompiledLayer
 from tapeviz.core.autodiff.backward import GradientError
-from tapeviz.core.custom.compiled_layer import AutoDiffError
+from tapeviz.core.custom.wolfram.compiled_layer import AutoDiffError
 
 RNG = np.random.default_rng(0)
 

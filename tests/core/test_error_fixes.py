@@ -98,7 +98,7 @@ def test_custom_grad_of_a_broadcast_suggests_sum_to_and_it_works():
     "gshape, ok", [((4, 3), True), ((1, 3), True), ((2,), False), ((3, 1), False), ((), False)]
 )
 def test_sum_to_is_suggested_exactly_when_it_can_work(gshape, ok):
-    from tapeviz.core.custom.custom_grad_vjp import sums_to
+    from tapeviz.core.custom.tfjs.vjp import sums_to
 
     assert sums_to(gshape, (3,)) is ok
     if ok:

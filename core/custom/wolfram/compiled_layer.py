@@ -27,14 +27,14 @@ import inspect
 
 import numpy as np
 
-from ..engine import dispatch as engine
-from ..registry.gradients import GradConfig
-from ..registry.validation import AutoDiffError
-from ..tensors import recording
-from ..tensors.tensor import Tensor
-from ..tensors.tracing import refuse_opaque
-from .builder import Primitive, as_input
-from .compiled_layer_vjp import KERNEL, check_traceable, grad_fn
+from ...engine import dispatch as engine
+from ...registry.gradients import GradConfig
+from ...registry.validation import AutoDiffError
+from ...tensors import recording
+from ...tensors.tensor import Tensor
+from ...tensors.tracing import refuse_opaque
+from ..builder import Primitive, as_input
+from .vjp import KERNEL, check_traceable, grad_fn
 
 __all__ = ["CompiledLayer", "AutoDiffError"]
 
@@ -42,7 +42,7 @@ __all__ = ["CompiledLayer", "AutoDiffError"]
 def _runtime():
     """The numba side (numba is optional for core: only a CompiledLayer needs it)."""
     try:
-        from ..backends.numba import layer_runtime
+        from ...backends.numba import layer_runtime
     except ImportError as e:  # pragma: no cover - depends on the environment
         raise ImportError(
             "CompiledLayer needs numba: pip install 'tapeviz[numba]' (or numba)"

@@ -14,13 +14,13 @@ import functools
 
 import numpy as np
 
-from ..engine import dispatch as engine
-from ..registry.gradients import GradConfig
-from ..tensors import recording
-from ..tensors.tensor import Tensor
-from ..tensors.tracing import refuse_opaque
-from .builder import Primitive, as_input, watch_uses
-from .differentiable_function_vjp import BACKWARD_KERNEL, KERNEL, Spec, grad_fn, split_forward
+from ...engine import dispatch as engine
+from ...registry.gradients import GradConfig
+from ...tensors import recording
+from ...tensors.tensor import Tensor
+from ...tensors.tracing import refuse_opaque
+from ..builder import Primitive, as_input, watch_uses
+from .vjp import BACKWARD_KERNEL, KERNEL, Spec, grad_fn, split_forward
 
 __all__ = ["DifferentiableFunction"]
 

@@ -10,13 +10,13 @@ import functools
 
 import numpy as np
 
-from ..engine import dispatch as engine
-from ..registry.gradients import GradConfig
-from ..registry.validation import GradientError, check_gradient
-from ..tensors import recording
-from ..tensors.arrays import check_dtype
-from ..tensors.tensor import Tensor
-from .builder import outer_tapes, thunks_once
+from ...engine import dispatch as engine
+from ...registry.gradients import GradConfig
+from ...registry.validation import GradientError, check_gradient
+from ...tensors import recording
+from ...tensors.arrays import check_dtype
+from ...tensors.tensor import Tensor
+from ..builder import outer_tapes, thunks_once
 
 __all__ = ["KERNEL", "BACKWARD_KERNEL", "Spec", "grad_fn", "split_forward"]
 

@@ -10,13 +10,13 @@ import functools
 
 import numpy as np
 
-from .. import ops
-from ..autodiff.tape import Tape
-from ..engine import dispatch as engine
-from ..registry.gradients import GradConfig
-from ..registry.validation import AutoDiffError, GradientError
-from ..tensors import recording
-from ..tensors.tensor import Tensor
+from ... import ops
+from ...autodiff.tape import Tape
+from ...engine import dispatch as engine
+from ...registry.gradients import GradConfig
+from ...registry.validation import AutoDiffError, GradientError
+from ...tensors import recording
+from ...tensors.tensor import Tensor
 
 __all__ = ["KERNEL", "grad_fn", "check_traceable"]
 
@@ -30,7 +30,7 @@ def grad_fn(layer, dy, saved, attrs, *, mode, checked):
 
 
 def traced_forward(layer, x: Tensor, mode: str) -> Tensor:
-    from ..backends.numba.trace import trace  # loads numba: only when a layer is traced
+    from ...backends.numba.trace import trace  # loads numba: only when a layer is traced
 
     where = f"CompiledLayer {layer.name!r} ({layer.py_func.__name__})"
     if mode == "wrap":

@@ -13,14 +13,14 @@ from __future__ import annotations
 import functools
 import inspect
 
-from ..engine import dispatch as engine
-from ..registry.gradients import GradConfig
-from ..tensors import recording
-from ..tensors import tensor as _tensor_mod
-from ..tensors.tensor import Tensor
-from .builder import Primitive, as_input, watch_uses
-from .captured import captured_tensors
-from .custom_grad_vjp import INTERMEDIATE_KERNEL, KERNEL, Spec, grad_fn
+from ...engine import dispatch as engine
+from ...registry.gradients import GradConfig
+from ...tensors import recording
+from ...tensors import tensor as _tensor_mod
+from ...tensors.tensor import Tensor
+from ..builder import Primitive, as_input, watch_uses
+from ..captured import captured_tensors
+from .vjp import INTERMEDIATE_KERNEL, KERNEL, Spec, grad_fn
 
 __all__ = ["custom_grad"]
 

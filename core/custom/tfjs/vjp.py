@@ -10,11 +10,11 @@ import inspect
 
 import numpy as np
 
-from ..engine import dispatch as engine
-from ..registry.gradients import GradConfig
-from ..registry.validation import GradientError, NotDifferentiableError, check_gradient
-from ..tensors.tensor import Tensor
-from .builder import outer_tapes, thunks_once
+from ...engine import dispatch as engine
+from ...registry.gradients import GradConfig
+from ...registry.validation import GradientError, NotDifferentiableError, check_gradient
+from ...tensors.tensor import Tensor
+from ..builder import outer_tapes, thunks_once
 
 __all__ = ["KERNEL", "INTERMEDIATE_KERNEL", "Spec", "grad_fn", "grad_func_place", "sums_to"]
 
