@@ -1,8 +1,14 @@
 """The functional API over tapes: grad, grads, value_and_grad(s), variable_grads,
-jacobian, hessian, vjp, jvp (TensorFlow.js names, JAX behaviour for the last four)."""
+jacobian, hessian, vjp, jvp (TensorFlow.js names, JAX's calling convention).
+
+JAX's convention, for every transform of a function: ``tv.grad(f)(w, x, y)`` passes every
+positional argument to ``f``; ``argnums=`` chooses which are differentiated (``grad``:
+the first; ``grads``: all, as TensorFlow.js's); an output gradient is the keyword ``dy=``.
+A call in the old ``(x, dy)`` form is refused by name."""
 
 from __future__ import annotations
 
+import inspect
 from collections import namedtuple
 
 import numpy as np
@@ -42,38 +48,99 @@ def _name(f) -> str:
     return getattr(f, "__name__", type(f).__name__)
 
 
-def _value_and_grads(f, args, dy, api: str):
-    xs = [_input(a, f"{api}({_name(f)})") for a in args]
+def _value_and_grads(f, args, wrt, dy, api: str):
+    """``f(*args)`` and its gradients with respect to ``args[i]`` for ``i`` in ``wrt``; the
+    other arguments reach ``f`` as given (JAX's convention)."""
+    where = f"{api}({_name(f)})"
+    args = list(args)
+    for i in wrt:
+        args[i] = _input(args[i], where)
+    xs = [args[i] for i in wrt]
     floats = [x for x in xs if x.dtype.kind == "f"]  # an int or bool argument: gradient 0
     with Tape() as tape:
         tape.watch(floats)
-        y = f(*xs)
+        y = f(*args)
     if not isinstance(y, Tensor):
-        raise TypeError(
-            f"{api}({_name(f)}): the function must return a Tensor, got {type(y).__name__}"
-        )
-    check_dy(y, dy, f"{api}({_name(f)})", api)
+        raise TypeError(f"{where}: the function must return a Tensor, got {type(y).__name__}")
+    check_dy(y, dy, where, api)
     g = iter(tape.gradient(y, floats, output_gradients=dy, unconnected_gradients="zero"))
     return y, [next(g) if x.dtype.kind == "f" else ops.zeros_like(x) for x in xs]
 
 
-def grad(f):
-    """``g(x, dy=None)``: the gradient of ``f`` (one tensor argument) at ``x``.
+def _wrt(argnums, args, f, api: str) -> tuple[int, ...]:
+    """The argument positions ``argnums`` names (an int or a sequence of ints; None: all),
+    checked against the call, and the call itself checked for the old ``(x, dy)`` form."""
+    where = f"{api}({_name(f)})"
+    _refuse_old_dy(f, args, where, api)
+    n = len(args)
+    if argnums is None:
+        return tuple(range(n))
+    many = not isinstance(argnums, int)
+    nums = tuple(argnums) if many else (argnums,)
+    for i in nums:
+        if isinstance(i, bool) or not isinstance(i, int):
+            raise TypeError(f"{where}: argnums must be an int or a tuple of ints, got {argnums!r}")
+        if not -n <= i < n:
+            raise ValueError(
+                f"{where}: argnums={argnums!r} names argument {i}, but the call passed {n} "
+                "positional argument(s)"
+            )
+    wrt = tuple(i % n for i in nums)
+    if len(set(wrt)) != len(wrt):
+        raise ValueError(f"{where}: argnums={argnums!r} names an argument twice")
+    return wrt
+
+
+def _refuse_old_dy(f, args, where: str, api: str) -> None:
+    """Before JAX's convention, ``tv.grad(f)(x, dy)`` took a second positional argument as
+    the output gradient. Now it goes to ``f``; a call that passes ``f`` one argument more than
+    it takes is told so by name, rather than ``f``'s own "takes 1 positional argument"."""
+    try:
+        sig = inspect.signature(f)
+        sig.bind(*args)
+    except (TypeError, ValueError):
+        if len(args) < 2:
+            return
+        try:
+            sig.bind(*args[:-1])
+        except (TypeError, ValueError, NameError):
+            return
+        raise TypeError(
+            f"{where}: {_name(f)} takes {len(args) - 1} positional argument(s) but the call "
+            f"passed {len(args)}. tv.{api} follows JAX's convention: every positional argument "
+            f"goes to {_name(f)}, argnums= chooses which are differentiated, and an output "
+            f"gradient is the keyword dy= (tv.{api}(f)(x, dy=dy), not tv.{api}(f)(x, dy))"
+        ) from None
+
+
+def grad(f, argnums=0):
+    """``g(*args, dy=None)``: the gradient of ``f(*args)`` with respect to ``args[argnums]``
+    (a tuple of them for a tuple ``argnums``), JAX's convention: every positional argument
+    goes to ``f``, and ``dy`` (keyword only) is the output gradient (ones by default, for
+    a scalar or any shape).
 
     Example:
         >>> import tapeviz as tv
         >>> tv.grad(lambda x: (x * x).sum())(tv.tensor([1.0, 2.0])).numpy()
         array([2., 4.], dtype=float32)
+        >>> loss = lambda w, x, y: tv.sum(tv.square(x * w - y))
+        >>> tv.grad(loss)(tv.tensor(2.0), tv.tensor([1.0, 2.0]), tv.tensor([1.0, 1.0])).item()
+        14.0
     """
+    many = not isinstance(argnums, int)
 
-    def g(x, dy=None):
-        return _value_and_grads(f, [x], dy, "grad")[1][0]
+    def g(*args, dy=None):
+        wrt = _wrt(argnums, args, f, "grad")
+        gs = _value_and_grads(f, args, wrt, dy, "grad")[1]
+        return tuple(gs) if many else gs[0]
 
     return g
 
 
-def grads(f):
-    """``g(*args, dy=None)``: the gradients of ``f`` with respect to every argument (a list).
+def grads(f, argnums=None):
+    """``g(*args, dy=None)``: the gradients of ``f`` with respect to every argument (a list;
+    TensorFlow.js's ``grads``, which also takes the arguments as one list), or to those
+    ``argnums`` names.
 
     Example:
         >>> import tapeviz as tv
@@ -85,13 +152,14 @@ def grads(f):
     def g(*args, dy=None):
         if len(args) == 1 and isinstance(args[0], (list, tuple)):
             args = tuple(args[0])
-        return _value_and_grads(f, args, dy, "grads")[1]
+        wrt = _wrt(argnums, args, f, "grads")
+        return _value_and_grads(f, args, wrt, dy, "grads")[1]
 
     return g
 
 
-def value_and_grad(f):
-    """``g(x, dy=None) -> (value, grad)``.
+def value_and_grad(f, argnums=0):
+    """``g(*args, dy=None) -> (value, grad)``, with ``grad``'s convention.
 
     Example:
         >>> import tapeviz as tv
@@ -99,16 +167,18 @@ def value_and_grad(f):
         >>> value.item(), g.numpy()
         (9.0, array([6.], dtype=float32))
     """
+    many = not isinstance(argnums, int)
 
-    def g(x, dy=None):
-        y, gs = _value_and_grads(f, [x], dy, "value_and_grad")
-        return y, gs[0]
+    def g(*args, dy=None):
+        wrt = _wrt(argnums, args, f, "value_and_grad")
+        y, gs = _value_and_grads(f, args, wrt, dy, "value_and_grad")
+        return y, (tuple(gs) if many else gs[0])
 
     return g
 
 
-def value_and_grads(f):
-    """``g(*args, dy=None) -> (value, [grads])``.
+def value_and_grads(f, argnums=None):
+    """``g(*args, dy=None) -> (value, [grads])``, with ``grads``' convention.
 
     Example:
         >>> import tapeviz as tv
@@ -120,7 +190,8 @@ def value_and_grads(f):
     def g(*args, dy=None):
         if len(args) == 1 and isinstance(args[0], (list, tuple)):
             args = tuple(args[0])
-        return _value_and_grads(f, args, dy, "value_and_grads")
+        wrt = _wrt(argnums, args, f, "value_and_grads")
+        return _value_and_grads(f, args, wrt, dy, "value_and_grads")
 
     return g
 
@@ -249,8 +320,9 @@ def _outputs(y, where: str) -> list:
     return ys
 
 
-def jacobian(f):
-    """``J(x)``: the Jacobian of ``f`` at ``x``, shape ``f(x).shape + x.shape``.
+def jacobian(f, argnums=0):
+    """``J(*args)``: the Jacobian of ``f(*args)`` with respect to ``args[argnums]`` (an int),
+    shape ``f(*args).shape + args[argnums].shape``; the other arguments go to ``f`` as given.
 
     Example:
         >>> import tapeviz as tv
@@ -258,16 +330,19 @@ def jacobian(f):
         array([[2., 0.],
                [0., 4.]], dtype=float32)
     """
+    _one_argnum(argnums, f, "jacobian")
 
-    def j(x):
-        x = _input(x, f"jacobian({_name(f)})")
+    def j(*args):
+        (i,) = _wrt(argnums, args, f, "jacobian")
+        args = list(args)
+        x = args[i] = _input(args[i], f"jacobian({_name(f)})")
         with Tape(persistent=True) as tape:
             tape.watch(x)
-            y = f(x)
+            y = f(*args)
         rows = []
-        for i in range(y.size):
+        for k in range(y.size):
             e = np.zeros(y.size, y.dtype)
-            e[i] = 1
+            e[k] = 1
             (g,) = tape.gradient(
                 y, [x], output_gradients=Tensor(e.reshape(y.shape)), unconnected_gradients="zero"
             )
@@ -279,8 +354,9 @@ def jacobian(f):
     return j
 
 
-def hessian(f):
-    """``H(x)``: the Hessian of a scalar ``f`` at ``x``, shape ``x.shape + x.shape``.
+def hessian(f, argnums=0):
+    """``H(*args)``: the Hessian of a scalar ``f(*args)`` with respect to ``args[argnums]``
+    (an int), shape ``x.shape + x.shape``; the other arguments go to ``f`` as given.
 
     Example:
         >>> import tapeviz as tv
@@ -288,4 +364,15 @@ def hessian(f):
         array([[ 6.,  0.],
                [ 0., 12.]], dtype=float32)
     """
-    return jacobian(grad(f))
+    _one_argnum(argnums, f, "hessian")
+    g = grad(f, argnums)
+    g.__name__ = f"grad({_name(f)})"
+    return jacobian(g, argnums)
+
+
+def _one_argnum(argnums, f, api: str) -> None:
+    if isinstance(argnums, bool) or not isinstance(argnums, int):
+        raise TypeError(
+            f"{api}({_name(f)}): argnums must be one int here, got {argnums!r} (a tuple of "
+            f"arguments is not supported by tv.{api}; call it once per argument)"
+        )

@@ -93,8 +93,8 @@ def test_relu_style_clip_matches_the_builtin_relu():
     x = tv.tensor([-2.0, -0.5, 0.5, 3.0])
     dy = tv.tensor([1.0, 2.0, 3.0, 4.0])
     np.testing.assert_allclose(custom_clip(x).numpy(), tv.relu(x).numpy())
-    g_custom = tv.grad(custom_clip)(x, dy)
-    g_builtin = tv.grad(tv.relu)(x, dy)
+    g_custom = tv.grad(custom_clip)(x, dy=dy)
+    g_builtin = tv.grad(tv.relu)(x, dy=dy)
     np.testing.assert_array_equal(g_custom.numpy(), g_builtin.numpy())
     np.testing.assert_array_equal(g_custom.numpy(), [0.0, 0.0, 3.0, 4.0])
     assert tv.check_grads(custom_clip, [-2.0, -0.5, 0.5, 3.0]).passed

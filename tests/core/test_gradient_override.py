@@ -132,8 +132,8 @@ def test_override_and_custom_grad_agree(builtin_relu):
         ), lambda dy, s: dy * tv.cast(s[0] > 0, dy.dtype) * tv.cast(dy > 0, dy.dtype)
 
     x, dy = tv.tensor([-1.0, 0.5, 2.0, 3.0]), tv.tensor([1.0, 1.0, -1.0, 2.0])
-    g_custom = tv.grad(guided)(x, dy)
+    g_custom = tv.grad(guided)(x, dy=dy)
     with tv.gradient_override("Relu", guided_relu):
-        g_override = tv.grad(tv.relu)(x, dy)
+        g_override = tv.grad(tv.relu)(x, dy=dy)
     np.testing.assert_array_equal(g_custom.numpy(), g_override.numpy())
     np.testing.assert_array_equal(g_custom.numpy(), [0.0, 1.0, 0.0, 2.0])
