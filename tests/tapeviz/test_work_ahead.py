@@ -4,6 +4,8 @@ given (issue 36): ``PicturesAhead`` (GraphWidget.ahead) and ``ChecksAhead``
 
 from __future__ import annotations
 
+import json
+
 import ipywidgets as W
 import numpy as np
 
@@ -92,3 +94,30 @@ def test_checks_ahead_nearest_first_and_sent_to_a_new_view():
     ahead.message({"hello": True})
     assert [len(m["frames"]) for m in sent] == [200, 200, 50] and ahead.views == 1
     assert np.all([m["curves"] == {} for m in sent])
+
+
+def test_the_view_keeps_at_most_frames_kept_positions(tmp_path):
+    """gradcheck_plots.js keeps FRAMES_KEPT positions, first in first out, however many a
+    message brings (it dropped one per message before: 200 a message grew past the cap);
+    run in node, when there is one."""
+    import re
+    import shutil
+    import subprocess
+    from pathlib import Path
+
+    import pytest
+
+    node = shutil.which("node")
+    if node is None:
+        pytest.skip("needs node to run tapeviz/static/gradcheck_plots.js's keepFrames")
+    js = (Path(tv.__file__).parent / "static" / "gradcheck_plots.js").read_text()
+    code = re.search(r"const FRAMES_KEPT.*?\nfunction keepFrames.*?\n}\n", js, re.S).group(0)
+    script = code + (
+        "const frames = new Map(), curves = new Map();\n"
+        "for (let m = 0; m < 40; m++) keepFrames(frames, curves, {frames: "
+        "Array.from({length: 200}, (_, k) => [m * 200 + k, 0, {}]), curves: {3: {x: []}}});\n"
+        "console.log(JSON.stringify([frames.size, frames.keys().next().value, curves.size]));"
+    )
+    (tmp_path / "keep.js").write_text(script)
+    out = subprocess.run([node, tmp_path / "keep.js"], capture_output=True, text=True, check=True)
+    assert json.loads(out.stdout) == [6000, "2000:0", 1]  # the oldest 2,000 gone
