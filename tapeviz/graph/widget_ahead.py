@@ -19,7 +19,7 @@ AHEAD_CHARS = 8 << 20  # SVG text drawn ahead and sent per settled view (about 8
 AHEAD_S = 1.5  # ... and kernel seconds spent on it (a 5,000-op picture: ~0.1 s each)
 # rendered pictures kept in the kernel. Measured (bench/house_measurements.md: sessions of
 # 30 clicks on a 1,000-op tape): 16 MB keeps 81-89% of the render time 48 MB saved, 8 MB
-# 68-84%; the view keeps its own 48 MB (graph/cache.js), which decides what is instant
+# 58-84%; the view keeps its own 48 MB (graph/cache.js), which decides what is instant
 CACHE_CHARS = 16 << 20
 DETAILS_AHEAD = 160  # a graph of at most this many nodes sends every node's details at once
 HELLO_DELAY_S = 0.25  # a new view is painted before the kernel starts drawing ahead
