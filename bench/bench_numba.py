@@ -14,7 +14,6 @@ import numpy as np
 
 import tapeviz.core as core
 from tapeviz.core.backends import numba as nb
-from tapeviz.core.backends.numba.elementwise import COMPILED
 from tapeviz.core.ops.nn import conv_pads
 from tapeviz.core.registry import kernel_names as K
 from tapeviz.core.registry.kernels import get_kernel
@@ -49,6 +48,7 @@ def kernel_cases(n, rng):
         ("mul broadcast row", K.MUL, {"a": m, "b": row}, {}),
         ("maximum", K.MAXIMUM, {"a": x, "b": y}, {}),
         ("relu", K.RELU, {"x": x}, {}),
+        ("leaky_relu", K.LEAKY_RELU, {"x": x}, {"alpha": 0.01}),
         ("greater", K.GREATER, {"a": x, "b": y}, {}),
         ("tanh (delegated)", K.TANH, {"x": x}, {}),
         ("sum all", K.SUM, {"x": x}, {**red, "axis": None}),
@@ -88,16 +88,16 @@ def nn_cases(rng):
     ]
 
 
-def compare(label, name, inputs, attrs, repeat, numba_fn=None):
-    """Time numpy's kernel and the numba backend's (or ``numba_fn``) on the same inputs."""
+def compare(label, name, inputs, attrs, repeat):
+    """Time numpy's kernel and the numba backend's on the same inputs."""
     f_np = get_kernel(name, "numpy").fn
-    f_nb = numba_fn or get_kernel(name, "numba").fn
+    f_nb = get_kernel(name, "numba").fn
     t0 = time.perf_counter()
     f_nb(inputs, attrs)  # compiles, or loads from numba's cache
     first = (time.perf_counter() - t0) * 1e3
     t_np = best_us(lambda: f_np(inputs, attrs), repeat)
     t_nb = best_us(lambda: f_nb(inputs, attrs), repeat)
-    kind = "delegated" if numba_fn is None and get_kernel(name, "numba").delegates_to else ""
+    kind = "delegated" if get_kernel(name, "numba").delegates_to else ""
     print(
         f"  {label:<30} numpy {t_np:10.1f} us   numba {t_nb:10.1f} us   x{t_np / t_nb:5.2f}"
         f"   (first call {first:8.1f} ms) {kind}"
@@ -184,10 +184,6 @@ def main():
         reps = repeat if n < 4_000_000 else max(repeat // 2, 3)
         for case in cases:
             compare(*case, repeat=reps)
-        print(f"  -- the opt-in compiled elementwise kernels (use_compiled_elementwise) at {n:,}")
-        for label, name, inputs, attrs in cases:
-            if name in COMPILED:
-                compare(label, name, inputs, attrs, reps, numba_fn=COMPILED[name])
     print("conv2d / pooling")
     for case in nn_cases(rng):
         compare(*case, repeat=max(repeat // 2, 5))

@@ -73,7 +73,7 @@ def bench_memory_and_stepper():
             [lambda k=k: setattr(insp.sort_by, "value", k) for k in ("bytes", "kernel", "node")])  # fmt: skip
     s = tv.BackpropStepper(tape)
     measure("BackpropStepper: next step (panel + graph)",
-            [lambda: s.next.click() if not s.next.disabled else s.first.click()])  # fmt: skip
+            [lambda: s.next() if s.index < s.count - 1 else s.first()])  # fmt: skip
 
 
 def bench_training():

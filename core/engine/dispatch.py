@@ -50,7 +50,7 @@ def run_kernel(name: str, inputs: dict, attrs: dict | None = None):
     """Run kernel ``name`` on the active backend and record it on every active tape.
 
     Args:
-        name: kernel name (``core.registry.kernel_names``).
+        name: kernel name (``core.registry.kernels.kernel_names``).
         inputs: ``{input name: Tensor}``.
         attrs: non-tensor arguments.
 

@@ -127,16 +127,18 @@ class Compiled:
 
     @property
     def code(self) -> str:
-        """The program as a person reads it (``render``): forward, then backward."""
+        """The program as a person reads it (``render``): forward, backward, its guards."""
         from .render import text  # loaded when code is first shown: import tapeviz stays light
 
-        return text(self.program, self.stmts, self.node_ids(self.tape))
+        return text(self.rows())
 
-    def rows(self) -> list:
-        """``render.rows`` of the program, linked to the nodes of ``tape``."""
+    def rows(self, retraced: str = "") -> list:
+        """``render.rows`` of the program, linked to the nodes of ``tape``, with its guards
+        and ``retraced`` (why it was traced again) after the code."""
         from .render import rows  # loaded when code is first shown
 
-        return rows(self.program, self.stmts, self.node_ids(self.tape))
+        nodes = self.node_ids(self.tape)
+        return rows(self.program, self.stmts, nodes, self.guards(), retraced)
 
     def name_tensors(self) -> None:
         """Give the unnamed tensors of the drawn tapes the code's names (``h``, ``dh``), so

@@ -4,8 +4,11 @@ Each kernel call is written ``Tanh(x)`` / ``TanhGrad(dy=t5, y=h)`` with its attr
 (the generated source calls the same backend function with an input dict); a forward op
 carries a comment with its source line; the backward pass is grouped under the forward op
 each step differentiates (``# ∂ Tanh  (In [3], line 2)``); ``del`` lines show where
-intermediates are freed. Rows keep the statement and the tape node they stand for, so a
-view can link a line to its node in the graph.
+intermediates are freed; after the code, its guards (what a call must match to run it) and,
+after a retrace, why. Rows keep the statement and the tape node they stand for, so a view
+can link a line to its node in the graph. The one printer of a compiled program: its text
+(``Compiled.code``, ``print(tv.show_code(...))``) and ``show_code``'s highlighted lines are
+these rows.
 """
 
 from __future__ import annotations
@@ -23,16 +26,18 @@ _PLAIN_KEYS = {("x",), ("a", "b")}
 CODE_WIDTH = 44
 
 
-def text(program, stmts, nodes=None) -> str:
-    """The readable program (see ``rows``)."""
-    return "\n".join(r["text"] for r in rows(program, stmts, nodes))
+def text(rows_: list) -> str:
+    """The readable program: the text of ``rows``, one line each."""
+    return "\n".join(r["text"] for r in rows_)
 
 
-def rows(program, stmts, nodes=None) -> list:
+def rows(program, stmts, nodes=None, guards=(), retraced="") -> list:
     """``[{"text", "kind", "node", "phase", "stmt"}, ...]``: ``kind`` is ``def``,
     ``section``, ``group`` (a backward group's header), ``fused`` (what a numba loop computes),
     ``op``, ``free`` or ``return``;
-    ``node`` the graph node id (``"n3"``) of the op, from ``nodes`` (``id(Value) -> id``)."""
+    ``node`` the graph node id (``"n3"``) of the op, from ``nodes`` (``id(Value) -> id``).
+    ``guards`` (``Compiled.guards()``) and ``retraced`` (why the last trace ran) follow the
+    code as comments."""
     nodes = nodes or {}
     params = ", ".join(program.param_names)
     out = [_row(f"def {program.name}({params}):", "def")]
@@ -62,7 +67,18 @@ def rows(program, stmts, nodes=None) -> list:
             out.append(_row(f"    del {', '.join(dying[i])}", "free", None, s.phase, i))
     rets = ", ".join(_arg(v, consts) for v in program.outputs)
     out.append(_row(f"    return ({rets}{',' if len(program.outputs) == 1 else ''})", "return"))
-    return out
+    return out + _guard_rows(guards, retraced)
+
+
+def _guard_rows(guards, retraced: str) -> list:
+    """Rows after the code: what the program assumed (its guards) and why it last retraced."""
+    if not guards and not retraced:
+        return []
+    out = [_row("", "section")]
+    if retraced:
+        out.append(_row(f"# traced again because: {retraced}", "group"))
+    out.append(_row("# guards: a call runs this program only while", "section"))
+    return out + [_row(f"#   {g}", "section") for g in guards]
 
 
 def _row(text, kind, node=None, phase=None, stmt=None) -> dict:

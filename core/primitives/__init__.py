@@ -1,6 +1,6 @@
 """The built-in primitives, one table per op family, registered from one explicit list.
 
-Each family module's ``ROWS`` holds one ``core.registry.primitive.Primitive`` per primitive:
+Each family module's ``ROWS`` holds one ``core.registry.kernels.primitive.Primitive`` per primitive:
 kernel name, numpy kernel, VJP (written with ops, so it differentiates again), what the VJP
 saves, the LaTeX formula of its local derivative, the batched replay's rule
 (``core/registry/batching.py``) and, for a fused kernel, the ops the lesson graph draws in its place.

@@ -117,7 +117,7 @@ def define_op(
             reads (the names ``tv.register_gradient`` and the built-in rows use).
         formula: ``{input name: LaTeX of ∂y/∂input}`` with ``{x}``/``{y}`` for the values,
             shown by the stepper and the graph with the user's numbers.
-        batch: how to run the kernel once on a stack of inputs (``core.registry.batching``: e.g.
+        batch: how to run the kernel once on a stack of inputs (``core.registry.kernels.batching``: e.g.
             ``batching.elementwise``); None: the batched replay runs it row by row.
         decomposition: ``f(inputs: {name: Tensor}, attrs) -> Tensor`` with ordinary ops; the
             lesson graph draws those ops in the node's place.

@@ -3,7 +3,7 @@
 ``register_gradient`` gives a kernel its VJP (``grad_fn(dy, saved, attrs)`` returning
 ``{input name: () -> Tensor}``, written with ops so it can be differentiated again) and what
 the tape saves for it; ``gradient_override`` replaces one within a block (context-local, as a
-tape). The table itself is ``core.registry.kernels.PRIMITIVES``: kernels and gradients are two faces
+tape). The table itself is ``core.registry.kernels.kernels.PRIMITIVES``: kernels and gradients are two faces
 of one ``Primitive`` per kernel name.
 """
 

@@ -147,7 +147,7 @@ def register_kernel(
     """Register ``fn`` as kernel ``name`` on ``backend`` (replacing an earlier one).
 
     Args:
-        name: kernel name, e.g. ``"Add"`` (see ``core.registry.kernel_names``) or a new one.
+        name: kernel name, e.g. ``"Add"`` (see ``core.registry.kernels.kernel_names``) or a new one.
         backend: backend name, e.g. ``"numpy"``.
         fn: ``fn(inputs: dict[str, array], attrs: dict) -> array | tuple of arrays``.
         delegates_to: the backend whose kernel ``fn`` forwards to, if any (shown by tapeviz).

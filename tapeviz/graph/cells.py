@@ -1,5 +1,5 @@
 """Where a node was recorded, as the graph shows it: ``In [3], line 2`` in a notebook
-(``tapeviz.core.engine.source_location`` finds the cell behind the kernel's temporary file)."""
+(``tapeviz.core.engine.dispatch.source_location`` finds the cell behind the kernel's temporary file)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from tapeviz.core.engine.source_location import cell_number
 def source_record(src) -> dict | None:
     """``(file, line, function)`` -> ``{file, line, func, cell, text, at, cols}``; ``text``
     is ``In [3], line 2`` for a notebook cell, ``train.py:12`` for a file; ``at`` and
-    ``cols`` say which call on the line (``core.engine.source_location.Source``; None if unknown)."""
+    ``cols`` say which call on the line (``core.engine.dispatch.source_location.Source``; None if unknown)."""
     if not src:
         return None
     file, line, func = src

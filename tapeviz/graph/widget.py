@@ -36,7 +36,7 @@ from .render import normalize_highlight, render_with_key
 from .show import fit_width
 from .target import mode_of, resolve_tape
 from .view_parts import STATIC, VIEW_PARTS, view_module
-from .widget_ahead import PicturesAhead, picture_id
+from .widget_ahead import PicturesAhead, Shown, picture_id
 
 __all__ = [
     "BOX_PX",
@@ -49,7 +49,7 @@ __all__ = [
 ]
 
 
-class GraphWidget(PicturesAhead, anywidget.AnyWidget):
+class GraphWidget(anywidget.AnyWidget):
     """Interactive graph of a tape: forward / backward / both, saved values, values, details.
 
     Args:
@@ -128,13 +128,16 @@ class GraphWidget(PicturesAhead, anywidget.AnyWidget):
         self._max_nodes = max_nodes
         self._engine = engine
         self._ready = False
-        self._cache: OrderedDict = OrderedDict()  # picture_id -> (state, svg, key), oldest first
         self._renders: OrderedDict = OrderedDict()  # layouts tried and drawn, the latest last
         self._layouts: dict = {}  # (mode, toggles, collapse, rankdir) -> the layout chosen
         self._details: dict = {}
-        self._sent: set = set()  # picture_ids of the pictures the view holds
-        self._generation = 0  # bumped by every redraw: work ahead for an older view stops
-        self._views = 0  # views shown (hello, bye): none left, nothing is drawn ahead
+        self.ahead = PicturesAhead(  # the pictures kept, drawn ahead and sent to the view
+            draw=lambda state: self._draw(**state),
+            shown=self._shown,
+            send=lambda message: self.send(message),
+            details=self._details_of,
+            forget=self._forget,
+        )
         super().__init__(
             collapse={None: "auto", True: "on", False: "off"}[collapse],
             mode=mode_of(backward),
@@ -177,14 +180,51 @@ class GraphWidget(PicturesAhead, anywidget.AnyWidget):
             if self.highlighted:
                 (svg, key), view_state = self._draw(**state), {}
             else:
-                (svg, key), view_state = self._picture(state), state
-                self._sent.add(picture_id(state))
+                (svg, key), view_state = self.ahead.picture(state, shown=True), state
             with self.hold_sync():  # one message: the view knows which picture this is
                 self.view_state, self.key, self.svg, self.error = view_state, key, svg, ""
         except Exception as e:  # errors are part of the UI: shown in place of the graph
             self.error = f"graph could not be drawn: {type(e).__name__}: {e}"
             return
-        self._draw_ahead()
+        self.ahead.restart()
+
+    def _state(self, **over) -> dict:
+        """The view's state (``picture_id``'s fields) from the traits, with ``over``."""
+        state = {
+            "mode": self.mode,
+            "show_saved": self.show_saved,
+            "show_values": self.show_values,
+            "collapse": self.collapse,
+            "rankdir": self.rankdir,
+            "expanded": list(self.expanded),
+        }
+        state.update(over)
+        return state
+
+    def _shown(self) -> Shown:
+        """What the view shows now, for the pictures drawn ahead (``widget_ahead``)."""
+        highlighted, failed = bool(self.highlighted), bool(self.error)
+        return Shown(self._state(), self.svg, self.has_backward, highlighted, failed)
+
+    def _draw_modes_ahead(self) -> None:
+        """A small graph's other modes go with the first view: a switch is then instant."""
+        if len(self.data.ops) > self._max_nodes or self.highlighted or not self.has_backward:
+            return
+        views = self.ahead.modes([self._state(mode=m) for m in ("forward", "backward", "both")])
+        if views:
+            self.views = views
+
+    @serialized
+    def _on_message(self, _widget, content, _buffers) -> None:
+        """The view's messages (``hello``, ``bye``, ``want``, ``details``): ``ahead``'s."""
+        self.ahead.message(content)
+
+    def _forget(self) -> None:
+        """No view for a while (``ahead`` kept the current picture): drop the layouts tried
+        for the first view (up to 12 pictures), the details and the other modes."""
+        self._renders.clear()
+        self._details = {}
+        self.views = []
 
     def svg_with(self, highlight: dict) -> str:
         """The current view drawn by Graphviz with ``highlight`` written into it (for a

@@ -1,17 +1,26 @@
 """Pictures a GraphWidget draws ahead: the views one control away, rendered while the kernel
-is idle and sent to the view with the state each shows (see ``widget``'s docstring)."""
+is idle and sent to the view with the state each shows (see ``widget``'s docstring).
+
+``PicturesAhead`` is one object the widget owns (``GraphWidget.ahead``); it sees the widget
+only through the functions it is given, never its attributes.
+"""
 
 from __future__ import annotations
 
 import re
 import time
 from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass
 
-from ..present.ahead import forget_unseen, run_ahead, running_loop, serialized
+from ..present.ahead import forget_unseen, run_ahead, running_loop
 
 AHEAD_CHARS = 8 << 20  # SVG text drawn ahead and sent per settled view (about 8 MB) ...
 AHEAD_S = 1.5  # ... and kernel seconds spent on it (a 5,000-op picture: ~0.1 s each)
-CACHE_CHARS = 48 << 20  # rendered pictures kept in the kernel
+# rendered pictures kept in the kernel. Measured (bench/house_measurements.md: sessions of
+# 30 clicks on a 1,000-op tape): 16 MB keeps 81-89% of the render time 48 MB saved, 8 MB
+# 58-84%; the view keeps its own 48 MB (graph/cache.js), which decides what is instant
+CACHE_CHARS = 16 << 20
 DETAILS_AHEAD = 160  # a graph of at most this many nodes sends every node's details at once
 HELLO_DELAY_S = 0.25  # a new view is painted before the kernel starts drawing ahead
 _NODE_ID = re.compile(r'<g id="node\d+" class="node[^"]*">\s*<title>([^<]*)</title>')
@@ -38,87 +47,95 @@ def picture_id(state: dict) -> tuple:
     )
 
 
+@dataclass(frozen=True)
+class Shown:
+    """What the widget shows now, as the work ahead needs it: the view's ``state`` (its
+    traits, ``picture_id``'s fields), its ``svg``, whether the tape ``has_backward``, whether
+    the picture is ``highlighted`` (then it is not the state's picture, and nothing is drawn
+    ahead or sent for the asking) and whether drawing it ``failed``."""
+
+    state: dict
+    svg: str
+    has_backward: bool
+    highlighted: bool = False
+    failed: bool = False
+
+    def but(self, **over) -> dict:
+        """The state of the view that ``over`` (a control's change) leads to."""
+        return {**self.state, **over}
+
+
 class PicturesAhead:
-    """The GraphWidget's pictures drawn ahead, its cache of pictures and the view's messages
-    (``hello``, ``bye``, ``want``, ``details``). Mixed into ``GraphWidget``, which holds the
-    state it reads (``_cache``, ``_sent``, ``_generation``, ``_views``) and draws (``_draw``,
-    ``_details_of``)."""
+    """A GraphWidget's pictures: rendered once and kept (``picture``), drawn ahead while the
+    kernel is idle and sent to the view (``restart``), and the view's messages
+    (``message``: ``hello``, ``bye``, ``want``, ``details``).
 
-    def _state(self, **over) -> dict:
-        state = {
-            "mode": self.mode,
-            "show_saved": self.show_saved,
-            "show_values": self.show_values,
-            "collapse": self.collapse,
-            "rankdir": self.rankdir,
-            "expanded": list(self.expanded),
-        }
-        state.update(over)
-        return state
+    Args:
+        draw: ``draw(state) -> (svg, legend)``, the widget's picture of a state.
+        shown: ``shown() -> Shown``, the view shown now.
+        send: ``send(message)``, a custom message to the widget's views.
+        details: ``details(node_id) -> dict``, a node's side-panel data.
+        forget: called when no view has been left for a while, after this object dropped its
+            pictures: the widget drops what it can compute again.
+    """
 
-    def _picture(self, state: dict) -> tuple[str, list]:
-        """The picture of ``state`` (no highlight), rendered once and kept."""
+    def __init__(
+        self,
+        draw: Callable[[dict], tuple],
+        shown: Callable[[], Shown],
+        send: Callable[[dict], None],
+        details: Callable[[str], dict],
+        forget: Callable[[], None],
+    ):
+        self._draw, self._shown, self._send = draw, shown, send
+        self._details, self._forget_host = details, forget
+        self._cache: OrderedDict = OrderedDict()  # picture_id -> (state, svg, key), oldest first
+        self._sent: set = set()  # picture_ids of the pictures the view holds
+        self._modes: set = set()  # picture_ids of the pictures in the widget's ``views``
+        self._generation = 0  # bumped by every restart: work ahead for an older view stops
+        self.views = 0  # views shown (hello, bye): none left, nothing is drawn ahead
+
+    def kept(self) -> set:
+        """The picture_ids of the pictures kept in the kernel."""
+        return set(self._cache)
+
+    def picture(self, state: dict, shown: bool = False) -> tuple[str, list]:
+        """The picture of ``state`` (no highlight), rendered once and kept; ``shown``: the
+        widget shows it now (the view gets it as the ``svg`` trait)."""
         k = picture_id(state)
         hit = self._cache.get(k)
         if hit is None:
-            hit = self._cache[k] = (state, *self._draw(**state))
+            hit = self._cache[k] = (state, *self._draw(state))
             size = sum(len(v[1]) for v in self._cache.values())
             while size > CACHE_CHARS and len(self._cache) > 1:
                 size -= len(self._cache.popitem(last=False)[1][1])
         self._cache.move_to_end(k)
+        if shown:
+            self._sent.add(k)
         return hit[1:]
 
-    def _draw_modes_ahead(self) -> None:
-        """A small graph's other modes go with the first view: a switch is then instant."""
-        if len(self.data.ops) > self._max_nodes or self.highlighted or not self.has_backward:
-            return
+    def modes(self, states: list[dict]) -> list:
+        """``[[state, svg, key], ...]`` of ``states`` (a small graph's other modes, for the
+        widget's ``views``: a switch is then instant); [] when one cannot be drawn."""
         try:
-            views = []
-            for mode in ("forward", "backward", "both"):
-                state = self._state(mode=mode)
-                views.append([state, *self._picture(state)])
+            views = [[state, *self.picture(state)] for state in states]
         except Exception:  # the current view is drawn; the others come when asked for
-            return
-        self._sent.update(picture_id(v[0]) for v in views)
-        self.views = views
+            return []
+        self._modes = {picture_id(v[0]) for v in views}
+        self._sent |= self._modes
+        return views
 
-    def _neighbours(self) -> list[dict]:
-        """The views one control away from the current one, likeliest first: the first
-        groups opened, the opened ones folded, the single toggles and modes, the other
-        groups, the rest of the toggle pairs, "fit"'s collapse."""
-        svg, expanded = self.svg, list(self.expanded)
-        opened = [
-            self._state(expanded=expanded + [gid])
-            for gid in dict.fromkeys(_NODE_ID.findall(svg))
-            if _GROUP.fullmatch(gid) and gid not in expanded
-        ]
-        folded = [
-            self._state(expanded=[e for e in expanded if e != gid])
-            for gid in dict.fromkeys(_CLUSTER_ID.findall(svg))
-        ] + ([self._state(expanded=[])] if expanded else [])  # "fold all"
-        single, pairs = [], []
-        if len(svg) < 200_000:  # modes and toggles of a graph small enough to draw them all
-            modes = ("forward", "backward", "both") if self.has_backward else ("forward",)
-            saved, values = not self.show_saved, not self.show_values
-            single = [self._state(mode=m) for m in modes if m != self.mode]
-            single += [self._state(show_saved=saved), self._state(show_values=values)]
-            for flip in ({"show_saved": saved}, {"show_values": values}):
-                pairs += [self._state(mode=m, **flip) for m in modes if m != self.mode]
-            pairs += [self._state(mode=m, show_saved=saved, show_values=values) for m in modes]
-        fit = [self._state(collapse="on")] if self.collapse == "auto" else []
-        return opened[:4] + folded + single + opened[4:] + pairs + fit
-
-    def _draw_ahead(self, delay: float = 0.01) -> None:
-        """While the kernel is idle, render the neighbours and send them, one per turn of its
-        event loop (a message from the view is handled between two), up to ``AHEAD_CHARS``
-        and ``AHEAD_S``;
-        a redraw stops the queue of an older view. Only while a view is shown (it says
-        ``hello``; the first view is drawn before the kernel starts: ``delay``). Outside a
-        kernel: nothing."""
+    def restart(self, delay: float = 0.01) -> None:
+        """While the kernel is idle, render the neighbours of the view shown and send them,
+        one per turn of its event loop (a message from the view is handled between two), up
+        to ``AHEAD_CHARS`` and ``AHEAD_S``; a restart stops the queue of an older view. Only
+        while a view is shown (it says ``hello``; the first view is drawn before the kernel
+        starts: ``delay``). Outside a kernel: nothing."""
         self._generation += 1
-        if running_loop() is None or self.highlighted or self.error or not self._views:
+        shown = self._shown()
+        if running_loop() is None or shown.highlighted or shown.failed or not self.views:
             return
-        generation, queue, budget = self._generation, self._neighbours(), [AHEAD_CHARS]
+        generation, queue, budget = self._generation, neighbours(shown), [AHEAD_CHARS]
         deadline = [AHEAD_S]
 
         def one() -> bool:
@@ -128,7 +145,7 @@ class PicturesAhead:
                     continue
                 t0 = time.perf_counter()
                 try:
-                    picture = self._picture(state)
+                    picture = self.picture(state)
                 except Exception:
                     continue
                 budget[0] -= len(picture[0])
@@ -146,51 +163,83 @@ class PicturesAhead:
     def _send_pictures(self, pictures: list) -> None:
         """``[[state, svg, key], ...]`` to the view, which keys them by their state."""
         self._sent.update(picture_id(p[0]) for p in pictures)
-        self.send({"pictures": pictures})
+        self._send({"pictures": pictures})
 
-    @serialized
-    def _on_message(self, _widget, content, _buffers) -> None:
+    def message(self, content) -> None:
         """The view's requests: ``hello`` (a new view: send the pictures drawn ahead and, for
         a small graph, every node's details), ``bye`` (a view removed: the last one stops
         the drawing ahead), ``want`` (a state: its picture), ``details`` (node ids)."""
         if not isinstance(content, dict):
             return
         if content.get("bye"):
-            self._views = max(0, self._views - 1)
-            if not self._views:
+            self.views = max(0, self.views - 1)
+            if not self.views:
                 self._generation += 1
-                forget_unseen(lambda: not self._views, self._forget)
+                forget_unseen(lambda: not self.views, self._forget)
+        shown = self._shown()
         if content.get("hello"):
-            self._views += 1
-            shown = [self.view_state] if self.view_state else []
-            self._sent = {picture_id(s) for s in [v[0] for v in self.views] + shown}
-            budget, pictures = AHEAD_CHARS, []
-            for k, v in reversed(self._cache.items()):  # the latest first
-                if k not in self._sent and len(v[1]) <= budget:
-                    budget -= len(v[1])
-                    pictures.append(list(v))
-            if pictures:
-                self._send_pictures(pictures)
-            ids = [i for i in dict.fromkeys(_NODE_ID.findall(self.svg)) if not _GROUP.fullmatch(i)]
-            if len(ids) <= DETAILS_AHEAD:
-                self.send({"details": {i: self._details_of(i) for i in ids}})
-            self._draw_ahead(delay=HELLO_DELAY_S)  # after the first view has been painted
+            self._hello(shown)
         want = content.get("want")
-        if isinstance(want, dict) and not self.highlighted:
+        if isinstance(want, dict) and not shown.highlighted:
             try:
-                state = self._state(**{k: want[k] for k in self._state() if k in want})
-                self._send_pictures([[state, *self._picture(state)]])
+                state = shown.but(**{k: want[k] for k in shown.state if k in want})
+                self._send_pictures([[state, *self.picture(state)]])
             except Exception:  # a bad request from the view: nothing to send
                 pass
         ids = content.get("details")
         if isinstance(ids, list):
-            self.send({"details": {str(i): self._details_of(str(i)) for i in ids[:50]}})
+            self._send({"details": {str(i): self._details(str(i)) for i in ids[:50]}})
+
+    def _hello(self, shown: Shown) -> None:
+        self.views += 1
+        now = set() if shown.highlighted else {picture_id(shown.state)}
+        self._sent = self._modes | now
+        budget, pictures = AHEAD_CHARS, []
+        for k, v in reversed(self._cache.items()):  # the latest first
+            if k not in self._sent and len(v[1]) <= budget:
+                budget -= len(v[1])
+                pictures.append(list(v))
+        if pictures:
+            self._send_pictures(pictures)
+        ids = [i for i in dict.fromkeys(_NODE_ID.findall(shown.svg)) if not _GROUP.fullmatch(i)]
+        if len(ids) <= DETAILS_AHEAD:
+            self._send({"details": {i: self._details(i) for i in ids}})
+        self.restart(delay=HELLO_DELAY_S)  # after the first view has been painted
 
     def _forget(self) -> None:
-        """No view for a while: keep the current picture, drop the others and the details
-        (a view shown again asks for them)."""
-        k = picture_id(self.view_state) if self.view_state else None
+        """No view for a while: keep the current picture, drop the others (a view shown
+        again asks for them), then the widget's own."""
+        shown = self._shown()
+        k = None if shown.highlighted else picture_id(shown.state)
         self._cache = OrderedDict({k: self._cache[k]} if k in self._cache else {})
-        self._renders.clear()  # the layouts tried for the first view (up to 12 pictures)
-        self._details, self._sent = {}, set()
-        self.views = []
+        self._sent, self._modes = set(), set()
+        self._forget_host()
+
+
+def neighbours(shown: Shown) -> list[dict]:
+    """The views one control away from ``shown``, likeliest first: the first groups opened,
+    the opened ones folded, the single toggles and modes, the other groups, the rest of the
+    toggle pairs, "fit"'s collapse."""
+    svg, now = shown.svg, shown.state
+    expanded = list(now["expanded"])
+    but = shown.but
+    opened = [
+        but(expanded=expanded + [gid])
+        for gid in dict.fromkeys(_NODE_ID.findall(svg))
+        if _GROUP.fullmatch(gid) and gid not in expanded
+    ]
+    folded = [
+        but(expanded=[e for e in expanded if e != gid])
+        for gid in dict.fromkeys(_CLUSTER_ID.findall(svg))
+    ] + ([but(expanded=[])] if expanded else [])  # "fold all"
+    single, pairs = [], []
+    if len(svg) < 200_000:  # modes and toggles of a graph small enough to draw them all
+        modes = ("forward", "backward", "both") if shown.has_backward else ("forward",)
+        saved, values = not now["show_saved"], not now["show_values"]
+        single = [but(mode=m) for m in modes if m != now["mode"]]
+        single += [but(show_saved=saved), but(show_values=values)]
+        for flip in ({"show_saved": saved}, {"show_values": values}):
+            pairs += [but(mode=m, **flip) for m in modes if m != now["mode"]]
+        pairs += [but(mode=m, show_saved=saved, show_values=values) for m in modes]
+    fit = [but(collapse="on")] if now["collapse"] == "auto" else []
+    return opened[:4] + folded + single + opened[4:] + pairs + fit

@@ -204,6 +204,17 @@ function cut(wide, lo, hi, x_now) {
   return { x: pick(wide.x), f: pick(wide.f), custom: pick(wide.custom), numeric: pick(wide.numeric), x_now };
 }
 
+// positions checked ahead that the view keeps, first in, first out. Measured
+// (bench/house_measurements.md, simulated slider sessions): 6,000 draw 97-99% of the
+// positions at once, 2,600 95-96%, 1,300 87%
+const FRAMES_KEPT = 6000;
+
+function keepFrames(frames, curves, msg) {
+  for (const [i, j, frame] of msg.frames || []) frames.set(i + ":" + j, frame);
+  for (const [j, c] of Object.entries(msg.curves || {})) if (c) curves.set(j, c);
+  while (frames.size > FRAMES_KEPT) frames.delete(frames.keys().next().value);
+}
+
 function render({ model, el }) {
   el.classList.add("tv-gc-plots");
   const frames = new Map(), curves = new Map();
@@ -248,10 +259,7 @@ function render({ model, el }) {
   model.on("change:data", redraw);
   model.on("change:point change:eps change:range", redraw);
   model.on("msg:custom", (msg) => {
-    if (!msg) return;
-    for (const [i, j, frame] of msg.frames || []) frames.set(i + ":" + j, frame);
-    for (const [j, c] of Object.entries(msg.curves || {})) if (c) curves.set(j, c);
-    if (frames.size > 6000) frames.delete(frames.keys().next().value);
+    if (msg) keepFrames(frames, curves, msg);
   });
   model.send({ hello: true });  // the kernel sends what it checked ahead
   return () => model.send({ bye: true });  // no view left: the kernel stops checking ahead

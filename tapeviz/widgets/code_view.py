@@ -17,10 +17,11 @@ import ipywidgets as widgets
 import traitlets as t
 
 from tapeviz.core.jit import JitFunction, jit
+from tapeviz.core.jit.render import text
 
 from ..present.text import html_text
 
-__all__ = ["show_code", "CodeView", "CodeWidget", "highlight", "guard_rows"]
+__all__ = ["show_code", "CodeView", "CodeWidget", "highlight"]
 
 _STATIC = pathlib.Path(__file__).resolve().parent.parent / "static"
 
@@ -72,8 +73,8 @@ class CodeView(widgets.HBox):
     def __init__(self, compiled, graph=True, backward="both", retraced="", **graph_kwargs):
         self.compiled = compiled
         self.guards = compiled.guards()
-        rows = compiled.rows() + guard_rows(self.guards, retraced)
-        self.text = "\n".join(r["text"] for r in rows)
+        rows = compiled.rows(retraced)  # core's one printer of the program (jit/render.py)
+        self.text = text(rows)
         self.source = compiled.source
         self.code = CodeWidget(
             rows=[{**r, "html": highlight(r["text"])} for r in rows],
@@ -101,16 +102,6 @@ class CodeView(widgets.HBox):
         data["text/html"] = self.code.static_html()
         data["text/plain"] = self.text
         return data, meta
-
-
-def guard_rows(guards: list, retraced: str = "") -> list:
-    """Rows after the code: what the program assumed (its guards) and why it last retraced."""
-    rows = [{"text": "", "kind": "section", "node": "", "phase": ""}]
-    if retraced:
-        rows.append({"text": f"# traced again because: {retraced}", "kind": "group"})
-    rows.append({"text": "# guards: a call runs this program only while", "kind": "section"})
-    rows += [{"text": f"#   {g}", "kind": "section"} for g in guards]
-    return [{"node": "", "phase": "", **r} for r in rows]
 
 
 def show_code(f, *args, graph=True, backward="both", **kwargs) -> CodeView:

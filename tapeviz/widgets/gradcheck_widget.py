@@ -11,6 +11,7 @@ arrives after, the same numbers.
 
 from __future__ import annotations
 
+import math
 import time
 
 import ipywidgets as W
@@ -27,10 +28,10 @@ from tapeviz.core.tensors.tensor import Tensor
 from tapeviz.present.ahead import make_room, serialized
 
 from ._common import error_html, figure_png, png_img_tag, static_bundle
-from .gradcheck_ahead import ChecksAhead
+from .gradcheck_ahead import ChecksAhead, Grid
 from .gradcheck_data import SWEEP_EPS, Check, check_position, derivative_curve, failure_words
 from .gradcheck_html import badge_html, worst_html
-from .gradcheck_payload import payload
+from .gradcheck_payload import payload, payload_curve
 from .gradcheck_plots import check_figure
 from .gradcheck_view import Coalescer, GradCheckPlots, sliders
 
@@ -76,7 +77,7 @@ def _check_arguments(f, arg, eps, atol, rtol, x_range) -> None:
         raise ValueError(f"{where}: x_range must be (lo, hi) with lo < hi, got {x_range!r}")
 
 
-class GradCheckWidget(ChecksAhead, W.VBox):
+class GradCheckWidget(W.VBox):
     """Numerical against custom gradient, with sliders that move the point, eps and range.
 
     Views: custom vs numerical scatter (y = x line, tolerance band); error per element
@@ -118,11 +119,7 @@ class GradCheckWidget(ChecksAhead, W.VBox):
         self.plot = W.Image(format="png")  # the matplotlib figure: static views, exports
         self._png_stale, self._live = True, Coalescer(self.update)
         self._now: Check | None = None
-        self._frames: dict = {}  # (x index, eps index) -> the views there, checked ahead
-        self._frames_sent: set = set()
-        self._curves: dict = {}  # eps index -> f over the whole range slider (1-D)
-        self._views = 0  # views shown (hello, bye): with none, nothing is checked ahead
-        self._generation = 0
+        self.ahead: ChecksAhead | None = None  # the positions checked ahead (after _setup)
         self.timing = W.HTML()
         try:
             self._setup(args, arg, eps, x_range)
@@ -142,6 +139,11 @@ class GradCheckWidget(ChecksAhead, W.VBox):
             self.point.value,
             self.eps.value,
             list(self.range.value),
+        )
+        self.ahead = ChecksAhead(
+            frame_at=lambda point, eps: self._frame(self.check_at(point, eps)),
+            curve_at=self._wide_curve if self.one_d else None,
+            send=lambda message: self.view.send(message),
         )
         self.view.on_msg(self._on_view_message)
         # the view draws the badge and the worst entries too: they change with the sliders.
@@ -210,7 +212,7 @@ class GradCheckWidget(ChecksAhead, W.VBox):
             f"<small>updated in {self.last_update_ms:.0f} ms"
             f" \u00b7 {self.coalesced} slider positions coalesced</small>"
         )
-        self._check_ahead()
+        self.ahead.restart(self.grid(), self._index())
 
     def _data(self, c: Check | None) -> dict:
         """What the view draws for the current sliders: the four plots' numbers, the badge,
@@ -219,7 +221,7 @@ class GradCheckWidget(ChecksAhead, W.VBox):
         out.update(badge=self.badge.value, worst=self.worst.value if c is not None else "")
         out["at"] = {"point": self.point.value, "eps": self.eps.value,
                      "range": list(self.range.value)}  # fmt: skip
-        out["grid"] = self._grid()
+        out["grid"] = self.grid().as_dict()
         return out
 
     def _frame(self, c: Check) -> dict:
@@ -231,6 +233,35 @@ class GradCheckWidget(ChecksAhead, W.VBox):
         out = {k: v for k, v in payload(self, c).items() if k not in ("curve", "one_d")}
         out.update(badge=badge_html(self.name, self.arg, c), worst=worst_html(self.f, self.arg, c))
         return out
+
+    # --- the grid of the sliders and the positions checked ahead -------------------------
+    def grid(self) -> Grid:
+        """The sliders' grid (x or offset, eps): the positions checked ahead."""
+        return Grid.of(self.point, self.eps)
+
+    def _index(self) -> tuple[int, int]:
+        """The grid position of the sliders."""
+        return self.grid().index(self.point.value, self.eps.value)
+
+    def _wide_curve(self, eps: float):
+        """f, the custom and the numerical derivative over the range slider's whole extent,
+        as dense as the range drawn now: the view cuts out any range the slider picks."""
+        lo, hi = self.range.value
+        n = int(min(400, math.ceil(40 * (self.range.max - self.range.min) / max(hi - lo, 1e-9))))
+        try:
+            xs, fx, custom, numeric = derivative_curve(
+                self.f, self.args, self.arg, self.range.min, self.range.max, eps, n=n + 1
+            )
+        except Exception:
+            return None
+        return payload_curve(xs, fx, custom, numeric, self.point.value)
+
+    @serialized
+    def _on_view_message(self, _widget, content, _buffers) -> None:
+        """The view's ``hello`` and ``bye`` (``ahead``'s); after a hello, check on ahead."""
+        self.ahead.message(content)
+        if isinstance(content, dict) and content.get("hello") and self.error is None:
+            self.ahead.restart(self.grid(), self._index(), delay=0.25)  # once it is painted
 
     @property
     def coalesced(self) -> int:
@@ -255,7 +286,7 @@ class GradCheckWidget(ChecksAhead, W.VBox):
         return a
 
     def _compute(self, point, curve):
-        c = self.check_at(*self._on_grid())
+        c = self.check_at(*self.grid().snap(self.point.value, self.eps.value))
         if c.error is not None:
             raise c.error
         self._now = c

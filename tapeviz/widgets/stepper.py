@@ -36,10 +36,11 @@ class BackpropStepper(W.VBox):
     numbers), the gradients produced and the accumulation into tensors used more than once.
 
     Every step's title and panel are made at once: the controls (``StepperView``, drawn in
-    the browser) show a step without a round trip to the kernel and are linked in the
-    browser to the panel and the graph's highlight (``GraphWidget.frames``). ``first``,
-    ``back``, ``next``, ``last``, ``slider`` and ``play`` drive it from Python. Ask mode keeps
-    ipywidgets controls: each answer is checked in Python.
+    the browser: first / back / play / next / last and the step slider) show a step without
+    a round trip to the kernel and are linked in the browser to the panel and the graph's
+    highlight (``GraphWidget.frames``). ``first()``, ``back()``, ``next()``, ``last()`` and
+    ``go(i)`` drive it from Python. Ask mode has the same controls; each answer is checked
+    in Python.
 
     Args:
         tape: a ``tv.Tape`` on which ``gradient()`` was called (``persistent=True`` keeps
@@ -59,7 +60,7 @@ class BackpropStepper(W.VBox):
         ...     y = tv.sum(tv.tanh(x) * x)
         >>> _ = tape.gradient(y, x)
         >>> s = tv.BackpropStepper(tape)
-        >>> s.next.click(); s.title_text
+        >>> s.next(); s.title_text
         'step 2 of 3: Mul'
     """
 
@@ -86,27 +87,33 @@ class BackpropStepper(W.VBox):
             msg = e if isinstance(e, ValueError) else f"expected a tv.Tape: {e}"
             super().__init__([W.HTML(error_html("BackpropStepper", msg))])
             return
-        controls = self._controls(len(steps), interval_ms)
+        n = len(steps)
+        if self.quiz is not None:  # the titles only: the quiz draws the rest in Python
+            self._pages, titles = [], [self._title(i) for i in range(n)]
+        else:
+            self._pages = [self._page(i) for i in range(min(n, PAGES_AT_ONCE))]
+            titles = [p[0] for p in self._pages] if n <= PAGES_AT_ONCE else []
+        self.head = StepperView(part="head", count=n, interval_ms=interval_ms, pages=titles)
+        self.head.observe(lambda ch: self._show(), "value")  # the view's clicks: Python follows
         if self.quiz is not None:
-            super().__init__([self.title, controls, self.graph_html, self.quiz.box])
-            self._show()
-            return
-        self._pages = [self._page(i) for i in range(min(len(steps), PAGES_AT_ONCE))]
-        n, at_once = len(steps), len(steps) <= PAGES_AT_ONCE
-        self.head = StepperView(part="head", count=n, interval_ms=interval_ms,
-                                pages=[p[0] for p in self._pages] if at_once else [])  # fmt: skip
+            super().__init__([self.head, self.graph_html, self.quiz.box])
+        else:
+            super().__init__([self.head, *self._linked_views(n)])
+        self._show()
+
+    def _linked_views(self, n: int) -> list:
+        """The graph and the panel, linked in the browser to the head's ``value``."""
+        at_once = n <= PAGES_AT_ONCE
         self.panel_view = StepperView(part="panel", count=n,
                                       pages=[p[1] for p in self._pages] if at_once else [])  # fmt: skip
-        W.link((self.slider, "value"), (self.head, "value"))  # Python drives the view
         self._links = [W.jslink((self.head, "value"), (self.panel_view, "value"))]
-        view = self.graph_view if self.graph_view is not None else self.graph_html
-        if self.graph_view is not None:  # the highlight of every step, applied in the browser
-            self.graph_view.frames = [
-                {f"n{k}": v for k, v in visited_highlight(tape, i).items()} for i in range(n)
-            ]
-            self._links.append(W.jslink((self.head, "value"), (self.graph_view, "frame")))
-        super().__init__([self.head, view, self.panel_view])
-        self._show()
+        if self.graph_view is None:
+            return [self.graph_html, self.panel_view]
+        self.graph_view.frames = [  # the highlight of every step, applied in the browser
+            {f"n{k}": v for k, v in visited_highlight(self.tape, i).items()} for i in range(n)
+        ]
+        self._links.append(W.jslink((self.head, "value"), (self.graph_view, "frame")))
+        return [self.graph_view, self.panel_view]
 
     def _page(self, i: int) -> tuple[str, str, dict]:
         """Step ``i``'s title and panel HTML and its data."""
@@ -117,41 +124,22 @@ class BackpropStepper(W.VBox):
             panel = panel_html(data, sum_note(self.tape, self._users, node_id))
         except Exception as e:
             panel = error_html(f"step {i + 1} could not be shown", e)
-        title = (
-            f"<h4 style='margin:2px 0'>{html_text(self._title_of(i, data))} "
-            f"<span style='font-weight:normal;color:{_NOTE}'>"
-            f"(node {self.tape.backward_steps[i].node_id})</span></h4>"
+        return self._title(i, data), panel, data
+
+    def _title(self, i: int, data: dict | None = None) -> str:
+        """Step ``i``'s title as HTML: ``step 2 of 3: Mul (node 1)``."""
+        node_id = self.tape.backward_steps[i].node_id
+        label = (data or {}).get("label", str(self.tape.node(node_id).label))
+        return (
+            f"<h4 style='margin:2px 0'>{html_text(f'step {i + 1} of {self.count}: {label}')} "
+            f"<span style='font-weight:normal;color:{_NOTE}'>(node {node_id})</span></h4>"
         )
-        return title, panel, data
-
-    def _title_of(self, i: int, data: dict) -> str:
-        return f"step {i + 1} of {self.count}: {data.get('label', '')}"
-
-    def _controls(self, n: int, interval_ms: int) -> W.HBox:
-        """first / back / play / next / last and the step slider, wired to ``go``."""
-        self.slider = W.IntSlider(value=1, min=1, max=n, description="step")
-        self.play = W.Play(value=1, min=1, max=n, interval=interval_ms, description="play")
-        W.link((self.play, "value"), (self.slider, "value"))  # Python-side: tests drive it
-        buttons = {}
-        for word, icon, target in (
-            ("first", "fast-backward", lambda: 0),
-            ("back", "step-backward", lambda: self.index - 1),
-            ("next", "step-forward", lambda: self.index + 1),
-            ("last", "fast-forward", lambda: n - 1),
-        ):
-            b = W.Button(description=word, icon=icon, tooltip=f"{word} step",
-                         layout=W.Layout(width="80px"))  # fmt: skip
-            b.on_click(lambda _, target=target: self.go(target()))
-            buttons[word] = b
-        self.first, self.back, self.next, self.last = buttons.values()
-        self.slider.observe(lambda ch: self._show(), "value")
-        return W.HBox([self.first, self.back, self.play, self.next, self.last, self.slider])
 
     # --- state -------------------------------------------------------------------------
     @property
     def index(self) -> int:
         """The current step, 0-based."""
-        return self.slider.value - 1
+        return self.head.value - 1
 
     @property
     def count(self) -> int:
@@ -173,8 +161,24 @@ class BackpropStepper(W.VBox):
 
     @serialized
     def go(self, index: int) -> None:
-        """Show step ``index`` (0-based; clamped to the range)."""
-        self.slider.value = int(min(max(index, 0), self.count - 1)) + 1
+        """Show step ``index`` (0-based; clamped to the range), as the view's controls do."""
+        self.head.value = int(min(max(index, 0), self.count - 1)) + 1
+
+    def first(self) -> None:
+        """The first step (the view's "first" button)."""
+        self.go(0)
+
+    def back(self) -> None:
+        """The step before this one ("back")."""
+        self.go(self.index - 1)
+
+    def next(self) -> None:
+        """The step after this one ("next")."""
+        self.go(self.index + 1)
+
+    def last(self) -> None:
+        """The last step ("last")."""
+        self.go(self.count - 1)
 
     # --- rendering ---------------------------------------------------------------------
     @serialized
@@ -189,8 +193,6 @@ class BackpropStepper(W.VBox):
             with self.head.hold_sync(), self.panel_view.hold_sync():
                 self.head.page, self.head.page_at = title, i + 1
                 self.panel_view.page, self.panel_view.page_at = panel, i + 1
-        self.first.disabled = self.back.disabled = i == 0
-        self.next.disabled = self.last.disabled = i == self.count - 1
         if self.graph_view is not None:  # the view applies frames[i] itself; this is Python's
             self.graph_view.frame = i + 1
             self.graph_view.selected = f"n{self.current.node_id}"  # its details beside
@@ -199,9 +201,7 @@ class BackpropStepper(W.VBox):
 
     def _show_quiz(self, i: int) -> None:
         self.data = {"label": str(self.tape.node(self.current.node_id).label)}
-        self.title.value = f"<h4 style='margin:2px 0'>{html_text(self.title_text)}</h4>"
-        self.first.disabled = self.back.disabled = i == 0
-        self.next.disabled = self.last.disabled = i == self.count - 1
+        self.title.value = self.head.pages[i]
         self.quiz.show(i)
         self._draw_lesson()
 

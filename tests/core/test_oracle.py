@@ -43,12 +43,10 @@ CASES = _all_cases()
 def compiled_numba():
     old = nb.settings.min_size
     nb.settings.min_size = 0
-    nb.use_compiled_elementwise(True)
     try:
         yield
     finally:
         nb.settings.min_size = old
-        nb.use_compiled_elementwise(False)
 
 
 def _runs(case: OracleCase):

@@ -3,6 +3,7 @@ accumulation into a tensor used three times, and the graph highlight."""
 
 from __future__ import annotations
 
+import ipywidgets as W
 import numpy as np
 import pytest
 
@@ -26,28 +27,38 @@ def test_steps_follow_the_engines_order(tape):
     assert s.count == len(tape.backward_steps) == 4
     seen = [s.current.node_id]
     for _ in range(s.count - 1):
-        s.next.click()
+        s.next()
         seen.append(s.current.node_id)
     assert seen == [st.node_id for st in tape.backward_steps]
     assert s.title_text == "step 4 of 4: Tanh"
-    assert s.next.disabled and s.last.disabled and not s.back.disabled
-
-
-def test_buttons_slider_and_play(tape):
-    s = tv.BackpropStepper(tape)
-    assert s.title_text == "step 1 of 4: Sum" and s.first.disabled and s.back.disabled
-    s.last.click()
+    s.next()  # past the last step: it stays there (the view disables the button)
     assert s.index == 3
-    s.back.click()
+
+
+def test_one_set_of_controls_drives_it(tape):
+    """Issue 36: the view's controls (``head``) are the only ones; Python's first / back /
+    next / last / go move the same ``value`` a click in the browser moves."""
+    s = tv.BackpropStepper(tape)
+    assert s.title_text == "step 1 of 4: Sum"
+    assert not any(isinstance(w, (W.Button, W.IntSlider, W.Play)) for w in _descendants(s))
+    s.last()
+    assert s.index == 3 and s.head.value == 4
+    s.back()
     assert s.index == 2 and s.title_text == "step 3 of 4: Mul"
-    s.first.click()
+    s.first()
     assert s.index == 0
-    s.slider.value = 2
+    s.back()
+    assert s.index == 0
+    s.head.value = 2  # the view's slider
     assert s.title_text == "step 2 of 4: Add" and "step 2 of 4: Add" in s.title.value
-    s.play.value = 4  # the Play widget drives the slider
-    assert s.index == 3 and s.slider.value == 4
     s.go(99)
     assert s.index == 3
+
+
+def _descendants(widget):
+    for child in getattr(widget, "children", ()):
+        yield child
+        yield from _descendants(child)
 
 
 def test_graph_highlights_current_and_visited(tape):
@@ -82,13 +93,13 @@ def test_every_step_is_in_the_view_and_linked_in_the_browser(tape):
     assert all(isinstance(k, Link) and k.source[0] is s.head for k in s._links)
     s.head.value = 2  # what the view reports after a click: Python follows
     assert s.index == 1 and s.title_text == "step 2 of 4: Add" and s.graph_view.frame == 2
-    s.next.click()
+    s.next()
     assert s.head.value == 3
 
 
 def test_panel_numbers_match_the_backward_step(tape):
     s = tv.BackpropStepper(tape)
-    s.last.click()  # Tanh
+    s.last()  # Tanh
     d, step = s.data, tape.backward_steps[3]
     node = tape.node(step.node_id)
     assert d["formula"] == "Tanh: ∂y/∂x = 1 - y^2"  # the registered formula
@@ -129,7 +140,7 @@ def test_non_elementwise_gradient_and_released_tape():
         y = tv.sum(a @ b)
     t.gradient(y, [b])
     s = tv.BackpropStepper(t)
-    s.last.click()
+    s.last()
     assert s.data["kernel"] == "BatchMatMul"
     assert "∂y/∂a = dy bᵀ" in s.data["formula"]  # plain text: the panel does not typeset
     assert "not elementwise" in s.panel.value
@@ -177,7 +188,7 @@ def test_panel_names_the_inputs_the_engine_skipped():
         y = tv.sum(x * c)
     t.gradient(y, x)
     s = tv.BackpropStepper(t)
-    s.last.click()  # the Mul step
+    s.last()  # the Mul step
     assert s.data["skipped"] == ["b"]
     assert "not computed: <code>b</code>" in s.panel.value
     assert "&part;out/&part;<code>a</code>" in s.panel.value
@@ -185,9 +196,9 @@ def test_panel_names_the_inputs_the_engine_skipped():
 
 def test_a_summed_dy_says_where_its_shares_came_from(tape):
     s = tv.BackpropStepper(tape)
-    s.last.click()  # Tanh: h is read by Mul (a and b) and by Add
+    s.last()  # Tanh: h is read by Mul (a and b) and by Add
     assert "the sum of 3 shares" in s.panel.value
-    s.first.click()  # Sum's output is read by nobody: a plain dy
+    s.first()  # Sum's output is read by nobody: a plain dy
     assert "shares" not in s.panel.value.split("ops the gradient ran")[0]
 
 

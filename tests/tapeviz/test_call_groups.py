@@ -1,7 +1,7 @@
 """Issue 35, item 7: two calls on one line are not a loop. Graph groups of the same code are
 "turn k/n" only when a loop repeats the same call sites; two calls on one line (no loop
 between them) are "call 1/2", "call 2/2", each with the part of the line that tells them
-apart. ``core.engine.source_location.Source`` carries which call recorded a node."""
+apart. ``core.engine.dispatch.source_location.Source`` carries which call recorded a node."""
 
 from __future__ import annotations
 

@@ -29,6 +29,17 @@ def test_the_code_reads_like_the_users_program():
     assert str(view) == text and view.source.startswith("def _jit_grad_loss(x):")
 
 
+def test_one_printer_the_programs_code_is_show_codes_text():
+    """Issue 36: core's ``Compiled.code`` and ``show_code`` print the program the same way,
+    guards included (one printer: ``core/jit/render.py``)."""
+    jf = tv.jit(tv.grad(loss))
+    code = jf.trace(X).code
+    view = tv.show_code(jf, X)
+    assert view.text == code
+    assert "# guards: a call runs this program only while" in code
+    assert "#   backend: numpy" in code.splitlines()
+
+
 def test_lines_link_to_nodes_of_the_graph_drawn_beside():
     view = tv.show_code(tv.grad(loss), X)
     assert view.graph is not None and view.graph.mode == "both"

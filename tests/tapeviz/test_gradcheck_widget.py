@@ -271,14 +271,14 @@ def test_in_a_kernel_the_positions_around_the_sliders_are_checked_ahead():
     frames = {(i, j): f for m in sent for i, j, f in m["frames"]}
     assert len(frames) > 50
     curves = {j: c for m in sent for j, c in m["curves"].items()}
-    g, (i0, j0) = w._grid(), w._index()
+    g, (i0, j0) = w.grid(), w._index()
     assert {(i0 + 1, j0), (i0 - 1, j0), (i0, j0 + 1), (i0, j0 - 1)} <= set(frames)
     wide = curves[str(j0)]  # f over the whole range slider: any range is cut out of it
     assert wide["x"][0] == pytest.approx(w.range.min) and wide["x"][-1] == pytest.approx(
         w.range.max
     )
     ahead = frames[(i0 + 1, j0)]
-    w.point.value = round(g["p0"] + (i0 + 1) * g["pstep"], 12)  # the kernel's own check there
+    w.point.value = g.point(i0 + 1)  # the kernel's own check there
     assert ahead["scatter"] == w.view.data["scatter"] and ahead["badge"] == w.view.data["badge"]
     assert ahead["worst"] == w.view.data["worst"] and ahead["sweep"] == w.view.data["sweep"]
     assert w.view.data["at"]["point"] == pytest.approx(0.61)

@@ -199,7 +199,7 @@ def test_in_a_kernel_the_widget_draws_the_neighbouring_views_while_idle(monkeypa
         w.show_values = False
         await asyncio.sleep(0.1)
         assert sent == []  # no view shown yet: nothing is drawn ahead
-        drawn = set(w._cache)
+        drawn = w.ahead.kept()
         w._on_message(w, {"hello": True}, [])  # a view: it says hello once it is painted
         await asyncio.sleep(0)
         new = set(_ids(sent)) - drawn

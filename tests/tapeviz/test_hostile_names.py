@@ -125,7 +125,7 @@ def test_the_stepper_and_the_memory_inspector_show_it(name):
     tape = _tape(name)
     s, made = _new_widgets(lambda: tv.BackpropStepper(tape))
     for _ in range(s.count):
-        s.next.click()
+        s.next()
     _check_state(made, name)
     _, made = _new_widgets(lambda: tv.MemoryInspector(_tape(name)))
     _check_state(made, name)

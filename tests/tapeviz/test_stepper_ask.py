@@ -28,6 +28,14 @@ def test_the_question_uses_the_callers_names(stepper):
     assert stepper.panel not in stepper.children  # the numbers panel would give it away
 
 
+def test_ask_mode_has_the_views_controls(stepper):
+    """The same controls as the plain stepper (issue 36: one set): the view's head, with
+    each step's title; a click there (``head.value``) asks that step's question."""
+    assert stepper.children[0] is stepper.head and "step 2 of 3: Add" in stepper.head.pages[1]
+    stepper.head.value = 2
+    assert "d = e + c" in stepper.quiz.question.value and stepper.title_text.startswith("step 2")
+
+
 def test_grads_stay_hidden_until_their_step_is_answered(stepper):
     q = stepper.quiz
     names = q.names
@@ -54,12 +62,12 @@ def test_the_next_step_does_not_give_the_previous_answer(stepper):
     """Step 2 (d = e + c) receives ∂L/∂d, step 1's answer: it stays hidden until step 1 is
     answered or shown."""
     q = stepper.quiz
-    stepper.next.click()
+    stepper.next()
     assert "d = e + c" in q.question.value
     assert "-2" not in q.question.value and "answer that one first" in q.question.value
-    stepper.back.click()
+    stepper.back()
     q.show_answer()
-    stepper.next.click()
+    stepper.next()
     assert r"Known: $\partial L/\partial d = -2$" in q.question.value
 
 
@@ -67,7 +75,7 @@ def test_the_worked_line_has_names_and_numbers(stepper):
     q = stepper.quiz
     for _ in range(2):  # the earlier steps, so that e = a × b is asked with ∂L/∂e known
         q.show_answer()
-        stepper.next.click()
+        stepper.next()
     assert "e = a × b" in q.question.value
     assert q.lit() == {(next(t for t, n in q.names.items() if n == k), stepper.current.node_id)
                        for k in "ab"}  # fmt: skip
@@ -88,8 +96,8 @@ def test_show_me_reveals_without_a_check(stepper):
     assert 0 in q.answered and "the answer" in q.result.value
     assert q.latex == [r"\frac{\partial L}{\partial d} = f = -2",
                        r"\frac{\partial L}{\partial f} = d = 4"]  # fmt: skip
-    stepper.next.click()
-    stepper.back.click()
+    stepper.next()
+    stepper.back()
     assert "the chain rule" in q.result.value  # an answered step stays answered
 
 
@@ -130,7 +138,7 @@ def test_upstream_left_out_is_told_apart_from_local_left_out(stepper):
     q = stepper.quiz
     for _ in range(2):
         q.show_answer()
-        stepper.next.click()
+        stepper.next()
     q.inputs["a"].value, q.inputs["b"].value = "-3", "2"  # ∂e/∂a and ∂e/∂b alone
     assert not q.grade()
     assert q.feedback == {"a": UPSTREAM_LEFT_OUT, "b": UPSTREAM_LEFT_OUT}

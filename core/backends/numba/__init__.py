@@ -24,13 +24,7 @@ from __future__ import annotations
 
 from ...primitives import FAMILIES as FAMILIES_DEFINED
 from ...registry import kernel_names as K
-from ...registry.kernels import (
-    Backend,
-    get_kernel,
-    kernels_for_backend,
-    register_backend,
-    register_kernel,
-)
+from ...registry.kernels import Backend, kernels_for_backend, register_backend, register_kernel
 from . import _impl_elementwise, _impl_nn, _impl_reduce, elementwise, nn, reduce
 from ._runtime import CompileReport, report, settings
 
@@ -39,7 +33,6 @@ __all__ = [
     "register",
     "compile_report",
     "delegated_kernels",
-    "use_compiled_elementwise",
     "settings",
 ]
 
@@ -99,32 +92,6 @@ def _sync_delegations() -> None:
             continue
         register_kernel(name, NAME, config.fn, delegates_to="numpy")
         _DELEGATIONS[name] = _reason(name)
-
-
-def use_compiled_elementwise(on: bool = True) -> None:
-    """Register the compiled elementwise kernels (``on``) or delegate them to numpy again.
-
-    They lose to numpy on one or two cores (see ``elementwise``); on many cores with
-    ``settings.num_threads`` > 1 they can win on large arrays.
-
-    Example:
-        >>> import tapeviz as tv
-        >>> from tapeviz.core.backends import numba as nb
-        >>> nb.use_compiled_elementwise()
-        >>> tv.get_kernel("Add", "numba").delegates_to is None
-        True
-        >>> nb.use_compiled_elementwise(False)
-        >>> tv.get_kernel("Add", "numba").delegates_to
-        'numpy'
-    """
-    for name, fn in elementwise.COMPILED.items():
-        if on:
-            register_kernel(name, NAME, fn)
-            _DELEGATIONS.pop(name, None)
-        else:
-            numpy_fn = get_kernel(name, "numpy").fn
-            register_kernel(name, NAME, numpy_fn, delegates_to="numpy")
-            _DELEGATIONS[name] = elementwise.DELEGATED[name]
 
 
 def delegated_kernels() -> dict[str, str]:

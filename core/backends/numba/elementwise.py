@@ -1,14 +1,13 @@
-"""numba kernels: elementwise unary and binary ops, thin wrappers over ``_impl_elementwise``.
+"""numba kernels of the elementwise families: the one that beats numpy, LeakyRelu.
 
-``COMPILED`` holds compiled kernels for the memory-bound ops (arithmetic with numpy
-broadcasting, comparisons, relu/clip/...). Measured on one thread they run at 0.5-1.0x numpy
-(numpy's SIMD loop is already at memory bandwidth, and a numba call costs microseconds), so
-by default they are NOT registered: every elementwise kernel delegates to numpy, visibly
-(``DELEGATED`` says why). ``core.backends.numba.use_compiled_elementwise()`` registers them,
-for machines where several threads pay. The transcendental ops (exp, tanh, ...) have no
-compiled kernel at all: numba calls scalar libm per element, up to 40x slower than numpy.
-A compiled kernel runs numpy's kernel for arrays smaller than ``settings.min_size``, for
-non-float dtypes and for non-contiguous inputs.
+Measured on one thread (``bench/numba_elementwise.md``: 16, 1e4 and 1e6 elements, float32 and
+float64), a compiled loop beats numpy only where numpy's kernel is several passes:
+``LeakyRelu`` (``np.where(x > 0, x, alpha * x)``: a comparison, a product and a select, with
+their temporaries) runs 1.4-2.4x faster as one loop from 1e4 elements on. Every other
+elementwise op delegates to numpy, visibly (``DELEGATED`` says why): numpy's single SIMD pass
+is at memory bandwidth already (a compiled loop measured 0.1-0.9x), and numba calls scalar
+libm per element for the transcendental ops. The compiled kernel runs numpy's for arrays
+smaller than ``settings.min_size``, for non-float dtypes and for non-contiguous inputs.
 """
 
 from __future__ import annotations
@@ -23,135 +22,38 @@ from ._runtime import apply_threads, settings
 _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 
 
-def _eligible(*arrays) -> bool:
-    ok = all(a.dtype in _FLOATS and a.flags.c_contiguous for a in arrays)
-    if ok:
-        apply_threads()
-    return ok
+def _leaky_relu_kernel():
+    fallback = get_kernel(K.LEAKY_RELU, "numpy").fn  # numpy's, where numba does not pay
 
-
-def _unary(kernel: str, op: str, params=lambda a: (0.0, 0.0)):
-    code = impl.UNARY_OPS.index(op)
-    fallback = get_kernel(kernel, "numpy").fn  # numpy's, where numba does not pay
-
-    def fn(inputs, attrs):
+    def numba_leaky_relu(inputs, attrs):
         x = inputs["x"]
-        if x.size < settings.min_size or not _eligible(x):
+        if x.size < settings.min_size or x.dtype not in _FLOATS or not x.flags.c_contiguous:
             return fallback(inputs, attrs)
+        apply_threads()
         out = np.empty(x.shape, x.dtype)
-        p0, p1 = params(attrs)
-        impl.unary(x.reshape(-1), out.reshape(-1), code, p0, p1)
+        impl.leaky_relu(x.reshape(-1), out.reshape(-1), float(attrs["alpha"]))
         return out
 
-    fn.__name__ = f"numba_{op}"
-    return fn
+    return numba_leaky_relu
 
 
-def _strides(shape, full):
-    """Element strides of a C-contiguous array of ``shape`` broadcast to ``full``."""
-    shape = (1,) * (len(full) - len(shape)) + tuple(shape)
-    strides, step = [], 1
-    for s in reversed(shape):
-        strides.append(step if s != 1 else 0)
-        step *= s
-    return strides[::-1]
+KERNELS = {K.LEAKY_RELU: _leaky_relu_kernel()}
 
-
-def collapse(full, *shapes):
-    """Merge adjacent dimensions that every operand walks contiguously.
-
-    Returns ``(dims, [strides per operand])`` with at most as many dims as ``full``, or
-    ``None`` when more than three remain (the caller then uses numpy).
-    """
-    all_strides = [_strides(s, full) for s in (full, *shapes)]  # the output walks too
-    dims, per = [], [[] for _ in all_strides]
-    for axis, n in enumerate(full):
-        if n == 1:
-            continue
-        if dims and all(
-            p[-1] == st[axis] * n for p, st in zip(per, all_strides)
-        ):  # mergeable with the previous kept axis
-            dims[-1] *= n
-            for p, st in zip(per, all_strides):
-                p[-1] = st[axis]
-            continue
-        dims.append(n)
-        for p, st in zip(per, all_strides):
-            p.append(st[axis])
-    if len(dims) > 3:
-        return None
-    pad = 3 - len(dims)
-    return (
-        np.array([1] * pad + dims, np.int64),
-        [np.array([0] * pad + p, np.int64) for p in per[1:]],
-    )
-
-
-def _binary(kernel: str, op: str, compare: bool = False):
-    table = impl.COMPARE_OPS if compare else impl.BINARY_OPS
-    code = table.index(op)
-    fallback = get_kernel(kernel, "numpy").fn  # numpy's, where numba does not pay
-    flat = impl.compare_flat if compare else impl.binary_flat
-    strided = impl.compare_strided if compare else impl.binary_strided
-
-    def fn(inputs, attrs):
-        a, b = inputs["a"], inputs["b"]
-        if max(a.size, b.size) < settings.min_size or a.dtype != b.dtype or not _eligible(a, b):
-            return fallback(inputs, attrs)
-        shape = np.broadcast_shapes(a.shape, b.shape)
-        out = np.empty(shape, np.bool_ if compare else a.dtype)
-        if (a.shape == b.shape or a.size == 1 or b.size == 1) and out.size:
-            flat(a.reshape(-1), b.reshape(-1), out.reshape(-1), code)
-            return out
-        plan = collapse(shape, a.shape, b.shape)
-        if plan is None:
-            return fallback(inputs, attrs)
-        dims, (sa, sb) = plan
-        strided(a.reshape(-1), b.reshape(-1), out.reshape(-1), dims, sa, sb, code)
-        return out
-
-    fn.__name__ = f"numba_{op}"
-    return fn
-
-
-def _clip_params(attrs):
-    return float(attrs["min"]), float(attrs["max"])
-
-
-COMPILED = {
-    K.NEG: _unary(K.NEG, "neg"),
-    K.ABS: _unary(K.ABS, "abs"),
-    K.SIGN: _unary(K.SIGN, "sign"),
-    K.SQUARE: _unary(K.SQUARE, "square"),
-    K.SQRT: _unary(K.SQRT, "sqrt"),
-    K.RSQRT: _unary(K.RSQRT, "rsqrt"),
-    K.RECIPROCAL: _unary(K.RECIPROCAL, "reciprocal"),
-    K.RELU: _unary(K.RELU, "relu"),
-    K.LEAKY_RELU: _unary(K.LEAKY_RELU, "leaky_relu", lambda a: (float(a["alpha"]), 0.0)),
-    K.CLIP: _unary(K.CLIP, "clip", _clip_params),
-    K.ADD: _binary(K.ADD, "add"),
-    K.SUB: _binary(K.SUB, "sub"),
-    K.MUL: _binary(K.MUL, "mul"),
-    K.DIV: _binary(K.DIV, "div"),
-    K.MAXIMUM: _binary(K.MAXIMUM, "maximum"),
-    K.MINIMUM: _binary(K.MINIMUM, "minimum"),
-    K.GREATER: _binary(K.GREATER, "greater", compare=True),
-    K.GREATER_EQUAL: _binary(K.GREATER_EQUAL, "greater_equal", compare=True),
-    K.LESS: _binary(K.LESS, "less", compare=True),
-    K.LESS_EQUAL: _binary(K.LESS_EQUAL, "less_equal", compare=True),
-    K.EQUAL: _binary(K.EQUAL, "equal", compare=True),
-    K.NOT_EQUAL: _binary(K.NOT_EQUAL, "not_equal", compare=True),
-}
-
-KERNELS: dict = {}  # registered by default: none (see the module docstring)
-
-_MEMORY_BOUND = (
-    "memory-bound: numpy's SIMD loop runs at memory bandwidth (the compiled kernel measured "
-    "0.5-1.0x; use_compiled_elementwise() registers it)"
+_ONE_PASS = (
+    "numpy's one SIMD pass is at memory bandwidth: a compiled loop measured 0.1-0.9x numpy "
+    "(bench/numba_elementwise.md)"
 )
 _TRANSCENDENTAL = "numba calls scalar libm per element; numpy's SIMD loop is faster"
 DELEGATED = {
-    **{k: _MEMORY_BOUND for k in COMPILED},
+    **{
+        k: _ONE_PASS
+        for k in (K.NEG, K.ABS, K.SIGN, K.SQUARE, K.SQRT, K.RSQRT, K.RECIPROCAL, K.RELU, K.CLIP)
+    },
+    **{k: _ONE_PASS for k in (K.ADD, K.SUB, K.MUL, K.DIV, K.MAXIMUM, K.MINIMUM)},
+    **{
+        k: _ONE_PASS
+        for k in (K.GREATER, K.GREATER_EQUAL, K.LESS, K.LESS_EQUAL, K.EQUAL, K.NOT_EQUAL)
+    },
     **{
         k: _TRANSCENDENTAL
         for k in (K.EXP, K.LOG, K.LOG1P, K.SIN, K.COS, K.TAN, K.TANH, K.SIGMOID, K.ELU)
