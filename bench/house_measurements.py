@@ -170,7 +170,7 @@ def _mlp_tape():
 def picture_session(tape, clicks, seed) -> list:
     """Log a session: ("get", key, chars, render s) per picture asked of the kernel's
     cache, ("send", key, chars) per picture the view receives, ("click", key)."""
-    from tapeviz.graph import widget_ahead as WA
+    from tapeviz.graph.widget import ahead as WA
 
     WA.CACHE_CHARS = 1 << 40  # unbounded while logging: the caps are replayed after
     w = tv.GraphWidget(tape)

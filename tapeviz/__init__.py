@@ -56,11 +56,11 @@ __version__ = "0.1.0"
 _VISUAL = {
     "GraphView": "tapeviz.graph",
     "show_graph": "tapeviz.graph",
-    "GraphWidget": "tapeviz.graph.widget",
-    "BackpropStepper": "tapeviz.widgets.stepper",
-    "GradCheckWidget": "tapeviz.widgets.gradcheck_widget",
-    "MemoryInspector": "tapeviz.widgets.memory",
-    "TrainingPlot": "tapeviz.widgets.training",
+    "GraphWidget": "tapeviz.graph.widget.widget",
+    "BackpropStepper": "tapeviz.widgets.stepper.widget",
+    "GradCheckWidget": "tapeviz.widgets.gradcheck.widget",
+    "MemoryInspector": "tapeviz.widgets.memory.widget",
+    "TrainingPlot": "tapeviz.widgets.training.widget",
     "show_code": "tapeviz.widgets.code_view",
 }
 # what the "viz" extra brings that the widgets import (looked up without importing them);

@@ -69,6 +69,9 @@ def _graph(mods=None):
                 edges[mod].add(target)
             if name and name.startswith("_") and not name.startswith("__") and target != mod:
                 private.append(f"{mod}:{line} imports {name} from {target}")
+            hidden = [p for p in target.split(".") if p.startswith("_") and not p.startswith("__")]
+            if hidden and target != mod:
+                private.append(f"{mod}:{line} imports the private module {target}")
     return edges, private
 
 
@@ -116,14 +119,20 @@ def test_no_private_name_is_imported_across_modules():
 
 def test_the_checks_can_fail(tmp_path):
     """A module planted beside the real ones, importing inside a function the engine (which
-    imports it back) and a private name, is caught by both checks."""
+    imports it back), a private name and a private module, is caught by both checks."""
     planted = tmp_path / "planted.py"
-    planted.write_text("from .memory import _secret\n\ndef f():\n    from . import engine\n")
-    mods = _modules() | {"core.planted": planted}
+    planted.write_text(
+        "from .memory import _secret\n\ndef f():\n    from . import engine\n"
+        "    from .backends.numba import _hidden\n"
+    )
+    hidden = tmp_path / "_hidden.py"
+    hidden.write_text("")
+    mods = _modules() | {"core.planted": planted, "core.backends.numba._hidden": hidden}
     edges, private = _graph(mods)
     edges["core.engine"].add("core.planted")  # as if the engine imported it
     assert ["core.engine", "core.planted"] in _cycles(edges)
     assert "core.planted:1 imports _secret from core.memory" in private
+    assert "core.planted:5 imports the private module core.backends.numba._hidden" in private
 
 
 # --- the house rules of issue 36: measured from the files --------------------------------

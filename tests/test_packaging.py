@@ -267,7 +267,7 @@ def test_the_blocker_blocks(tmp_path):
 
 
 def test_visual_layer_is_there_with_the_extra():
-    from tapeviz.graph.widget import GraphWidget
+    from tapeviz.graph.widget.widget import GraphWidget
 
     assert tv.GraphWidget is GraphWidget
     assert {"GraphWidget", "TrainingPlot", "show_graph"} <= set(tv.__all__)

@@ -290,7 +290,13 @@ ROWS = family(
     Primitive(
         K.RELU, kernel=npk.relu, vjp=_relu, inputs_to_save=("x",), formula={"x": "[{x} > 0]"}
     ),
-    Primitive(K.LEAKY_RELU, kernel=npk.leaky_relu, vjp=_leaky_relu, inputs_to_save=("x",)),
+    Primitive(
+        K.LEAKY_RELU,
+        kernel=npk.leaky_relu,
+        numba="elementwise.leaky_relu",
+        vjp=_leaky_relu,
+        inputs_to_save=("x",),
+    ),
     Primitive(K.ELU, kernel=npk.elu, vjp=_elu, outputs_to_save=(0,)),
     Primitive(K.SELU, kernel=npk.selu, vjp=_selu, outputs_to_save=(0,)),
     Primitive(

@@ -160,25 +160,54 @@ ROWS = (
         inputs_to_save=("dy", "logits", "labels"),
     ),
     Primitive(
-        K.CONV2D, kernel=npk.conv2d, vjp=_conv2d, inputs_to_save=("x", "filter"), batch=_IMAGES
+        K.CONV2D,
+        kernel=npk.conv2d,
+        numba="nn.conv2d",
+        vjp=_conv2d,
+        inputs_to_save=("x", "filter"),
+        batch=_IMAGES,
     ),
     Primitive(
         K.CONV2D_BACKPROP_INPUT,
         kernel=npk.conv2d_backprop_input,
+        numba="nn.conv2d_backprop_input",
         vjp=_conv2d_backprop_input,
         inputs_to_save=("dy", "filter"),
     ),
     Primitive(
         K.CONV2D_BACKPROP_FILTER,
         kernel=npk.conv2d_backprop_filter,
+        numba="nn.conv2d_backprop_filter",
         vjp=_conv2d_backprop_filter,
         inputs_to_save=("x", "dy"),
     ),
-    Primitive(K.MAX_POOL, kernel=npk.max_pool, vjp=_max_pool, inputs_to_save=("x",), batch=_IMAGES),
-    Primitive(K.MAX_POOL_GRAD, kernel=npk.max_pool_grad, vjp=_max_pool_grad, inputs_to_save=("x",)),
+    Primitive(
+        K.MAX_POOL,
+        kernel=npk.max_pool,
+        numba="nn.max_pool",
+        vjp=_max_pool,
+        inputs_to_save=("x",),
+        batch=_IMAGES,
+    ),
+    Primitive(
+        K.MAX_POOL_GRAD,
+        kernel=npk.max_pool_grad,
+        numba="nn.max_pool_grad",
+        vjp=_max_pool_grad,
+        inputs_to_save=("x",),
+    ),
     Primitive(
         K.MAX_POOL_GATHER, kernel=npk.max_pool_gather, vjp=_max_pool_gather, inputs_to_save=("x",)
     ),
-    Primitive(K.AVG_POOL, kernel=npk.avg_pool, vjp=_avg_pool, inputs_to_save=("x",), batch=_IMAGES),
-    Primitive(K.AVG_POOL_GRAD, kernel=npk.avg_pool_grad, vjp=_avg_pool_grad),
+    Primitive(
+        K.AVG_POOL,
+        kernel=npk.avg_pool,
+        numba="nn.avg_pool",
+        vjp=_avg_pool,
+        inputs_to_save=("x",),
+        batch=_IMAGES,
+    ),
+    Primitive(
+        K.AVG_POOL_GRAD, kernel=npk.avg_pool_grad, numba="nn.avg_pool_grad", vjp=_avg_pool_grad
+    ),
 )

@@ -110,7 +110,9 @@ def _log_softmax(dy, saved, attrs):
 _SUM = {"x": r"{dy} \text{ copied to every summed entry}"}
 
 ROWS = family(
-    Primitive(K.SUM, kernel=reduce_(np.add.reduce), vjp=_sum, formula=_SUM),
+    Primitive(
+        K.SUM, kernel=reduce_(np.add.reduce), numba="reduce.sum_kernel", vjp=_sum, formula=_SUM
+    ),
     Primitive(
         K.MAX,
         kernel=reduce_(np.maximum.reduce),
@@ -125,13 +127,25 @@ ROWS = family(
         inputs_to_save=("x",),
         outputs_to_save=(0,),
     ),
-    Primitive(K.PROD, kernel=reduce_(np.multiply.reduce), vjp=_prod, inputs_to_save=("x",)),
     Primitive(
-        K.SOFTMAX, kernel=npk.softmax, vjp=_softmax, outputs_to_save=(0,), batch=B.shift_axis
+        K.PROD,
+        kernel=reduce_(np.multiply.reduce),
+        numba="reduce.prod_kernel",
+        vjp=_prod,
+        inputs_to_save=("x",),
+    ),
+    Primitive(
+        K.SOFTMAX,
+        kernel=npk.softmax,
+        numba="reduce.softmax_kernel",
+        vjp=_softmax,
+        outputs_to_save=(0,),
+        batch=B.shift_axis,
     ),
     Primitive(
         K.LOG_SOFTMAX,
         kernel=npk.log_softmax,
+        numba="reduce.log_softmax_kernel",
         vjp=_log_softmax,
         outputs_to_save=(0,),
         batch=B.shift_axis,

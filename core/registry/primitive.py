@@ -51,6 +51,7 @@ class Declared(NamedTuple):
     formula: Mapping | None
     batch: Callable | None
     decomposition: Callable | None
+    numba: str | None
 
 
 class Primitive:
@@ -68,8 +69,10 @@ class Primitive:
 
     Row fields (what ``install`` registers; kept as written in ``declared``):
         kernel: the numpy kernel, ``fn(arrays: {input name: array}, attrs) -> array | tuple``.
-        kernels: ``{backend name: kernel}`` for other backends (numba's compiled kernels are
-            registered by the numba backend when it loads).
+        kernels: ``{backend name: kernel}`` for other backends.
+        numba: the compiled kernel in ``core/backends/numba`` as ``"module.name"``
+            (``"reduce.sum_kernel"``), registered by the numba backend when it loads (numba
+            is imported on first use); None: numba runs the numpy kernel, saying why.
         vjp: ``vjp(dy, saved, attrs) -> {input name: () -> Tensor}``, written with ops (so it
             differentiates again), or None: not differentiable.
         inputs_to_save: the input names the VJP reads (``save_all_inputs``: every input, in
@@ -109,7 +112,8 @@ class Primitive:
 
     def __init__(self, name, *, kernel=None, kernels=None, vjp=None, inputs_to_save=(),
                  outputs_to_save=(), save_all_inputs=False, needed_by=None, optional=(),
-                 formula=None, batch=None, decomposition=None, label=None, kind="builtin",
+                 formula=None, batch=None, decomposition=None, numba=None, label=None,
+                 kind="builtin",
                  forward=None, once_only=False, why_not=None):  # fmt: skip
         self.name = name
         self.label = label or name
@@ -124,7 +128,7 @@ class Primitive:
         backends = {"numpy": kernel} if kernel is not None else {}
         self.declared = Declared(
             {**backends, **(kernels or {})}, vjp, tuple(inputs_to_save), tuple(outputs_to_save),
-            save_all_inputs, needed_by, tuple(optional), formula, batch, decomposition,
+            save_all_inputs, needed_by, tuple(optional), formula, batch, decomposition, numba,
         )  # fmt: skip
 
     @property

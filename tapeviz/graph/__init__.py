@@ -25,7 +25,7 @@ __all__ = [
 
 def __getattr__(name):
     if name == "GraphWidget":  # anywidget is imported only when the widget is used
-        from .widget import GraphWidget
+        from .widget.widget import GraphWidget
 
         return GraphWidget
     raise AttributeError(f"module 'tapeviz.graph' has no attribute {name!r}")

@@ -6,7 +6,7 @@ core cannot import the widgets, so ``tapeviz.present`` registers this function b
 
 from __future__ import annotations
 
-from .widget import GraphWidget
+from .widget.widget import GraphWidget
 
 __all__ = ["audit_graph", "node_words"]
 

@@ -180,7 +180,7 @@ function safeSvg(textIn) {
   return document.importNode(svg, true);
 }
 
-// Python's tuple order, for the sort keys of tapeviz/widgets/memory_panel.py (SORT_KEYS)
+// Python's tuple order, for the sort keys of tapeviz/widgets/memory/panel.py (SORT_KEYS)
 function cmp(a, b) {
   if (Array.isArray(a)) {
     for (let i = 0; i < Math.min(a.length, b.length); i++) { const c = cmp(a[i], b[i]); if (c) return c; }

@@ -7,9 +7,9 @@ and has a static ``_repr_mimebundle_`` so a saved notebook still shows a picture
 
 from __future__ import annotations
 
-from .gradcheck_widget import GradCheckWidget
-from .memory import MemoryInspector
-from .stepper import BackpropStepper
-from .training import TrainingPlot
+from .gradcheck.widget import GradCheckWidget
+from .memory.widget import MemoryInspector
+from .stepper.widget import BackpropStepper
+from .training.widget import TrainingPlot
 
 __all__ = ["BackpropStepper", "GradCheckWidget", "MemoryInspector", "TrainingPlot"]

@@ -84,7 +84,7 @@ class CodeView(widgets.HBox):
         self.graph = None
         children = [self.code]
         if graph and compiled.tape is not None:
-            from tapeviz.graph.widget import GraphWidget
+            from tapeviz.graph.widget.widget import GraphWidget
 
             mode = backward if compiled.tape.backward_nodes else False
             self.graph = GraphWidget(compiled.tape, backward=mode, **graph_kwargs)

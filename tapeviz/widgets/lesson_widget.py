@@ -8,8 +8,8 @@ import ipywidgets as W
 from tapeviz.graph.lesson import caller_names, lesson_graph, lesson_min_scale, tensor_names
 from tapeviz.present.ahead import serialized
 
-from ._common import error_html, static_bundle
-from ._graph import wrap_svg
+from .common import error_html, static_bundle
+from .highlight import wrap_svg
 
 
 class LessonGraphWidget(W.VBox):

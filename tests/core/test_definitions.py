@@ -98,3 +98,17 @@ def test_every_gradient_reads_as_math_or_words():
         if r.declared.vjp and not r.declared.formula and not inspect.getdoc(r.declared.vjp)
     ]
     assert bare == []
+
+
+def test_numba_registers_the_compiled_kernel_each_row_names_and_delegates_the_rest():
+    """A row's ``numba=`` is the one place a compiled kernel is named: the backend registers
+    exactly those, and every other built-in runs numpy's kernel with a reason."""
+    from tapeviz.core.backends import numba as nb
+
+    named = {r.name: r.declared.numba for r in ROWS if r.declared.numba}
+    assert named, "no row names a compiled kernel"
+    for name, ref in named.items():
+        config = PRIMITIVES[name].kernels["numba"]
+        assert config.fn is nb.compiled(ref) and config.delegates_to is None, name
+    delegated = nb.delegated_kernels()
+    assert set(delegated) == {r.name for r in ROWS} - set(named)

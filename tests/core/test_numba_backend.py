@@ -10,7 +10,8 @@ import pytest
 
 import tapeviz.core as core
 from tapeviz.core.backends import numba as nb
-from tapeviz.core.backends.numba import _impl_elementwise, _impl_reduce
+from tapeviz.core.backends.numba import compiled_elementwise
+from tapeviz.core.backends.numba import compiled_reduce
 from tapeviz.core.ops.nn import conv_pads
 from tapeviz.core.registry import kernel_names as K
 from tapeviz.core.registry.kernels import get_kernel
@@ -176,7 +177,7 @@ def test_pure_elementwise_impl_against_numpy():
     a = np.random.default_rng(3).standard_normal(100)
     out = np.empty(100)
     np.testing.assert_array_equal(
-        _impl_elementwise.leaky_relu(a, out, 0.1), np.where(a > 0, a, a * 0.1)
+        compiled_elementwise.leaky_relu(a, out, 0.1), np.where(a > 0, a, a * 0.1)
     )
 
 
@@ -228,9 +229,9 @@ def test_softmax_matches_numpy(compiled, name, dtype):
 
 def test_pure_reduce_impl_against_numpy():
     x = np.random.default_rng(2).standard_normal((4, 100000))
-    np.testing.assert_allclose(_impl_reduce.reduce_rows(x, np.empty(4), 0), x.sum(1))
+    np.testing.assert_allclose(compiled_reduce.reduce_rows(x, np.empty(4), 0), x.sum(1))
     x3 = x.reshape(4, 100, 1000)
-    np.testing.assert_allclose(_impl_reduce.reduce_mid(x3, np.empty((4, 1000)), 0), x3.sum(1))
+    np.testing.assert_allclose(compiled_reduce.reduce_mid(x3, np.empty((4, 1000)), 0), x3.sum(1))
 
 
 # --- conv2d and pooling ------------------------------------------------------------------

@@ -9,7 +9,7 @@ idle, a node clicked, the stepper stepped, and the same kernel process still run
 test-artifacts/browser/.
 
 Selectors live in TARGETS (and TV_ERRORS); they follow tapeviz/static/graph/ (the graph view) and
-tapeviz/widgets/gradcheck_widget.py as they stand.
+tapeviz/widgets/gradcheck/widget.py as they stand.
 """
 
 from __future__ import annotations

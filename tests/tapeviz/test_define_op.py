@@ -90,7 +90,7 @@ def test_check_grads_and_audit_pass_it_and_catch_a_wrong_vjp(softsign, wrong_sof
 
 def test_the_graph_the_lesson_and_the_stepper_show_it(softsign):
     from tapeviz.graph.lesson import lesson_data
-    from tapeviz.widgets.stepper_data import step_data
+    from tapeviz.widgets.stepper.data import step_data
 
     x = tv.tensor(X)
     with tv.Tape(persistent=True) as tape:

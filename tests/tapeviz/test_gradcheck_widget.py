@@ -218,7 +218,7 @@ def test_legends_sit_below_the_plots_and_labels_do_not_pile_up():
 
 
 def test_slope_fit_reads_no_fit_instead_of_nan():
-    from tapeviz.widgets.gradcheck_plots import fit_text
+    from tapeviz.widgets.gradcheck.plots import fit_text
 
     assert fit_text(float("nan")) == "no fit"
     assert fit_text(1.94) == "fit 1.9" and fit_text(-0.04) == "fit 0.0"

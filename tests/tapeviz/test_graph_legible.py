@@ -12,7 +12,7 @@ from tapeviz.graph import extract, render_svg, to_dot
 from tapeviz.graph.nodes import LEGEND_COLUMNS
 from tapeviz.graph.render import render_with_key, style_plain_labels
 from tapeviz.graph.style import MIN_PT
-from tapeviz.graph.widget import picture_id
+from tapeviz.graph.widget.widget import picture_id
 
 SVG = "{http://www.w3.org/2000/svg}"
 
@@ -185,7 +185,7 @@ def test_in_a_kernel_the_widget_draws_the_neighbouring_views_while_idle(monkeypa
     import asyncio
     import concurrent.futures
 
-    from tapeviz.graph import widget_ahead
+    from tapeviz.graph.widget import ahead as widget_ahead
 
     # the work-ahead budget is kernel seconds: on a busy machine it would end before every
     # group is drawn; what is tested here is which pictures, not how fast

@@ -9,7 +9,7 @@ from graph_cases import reuse_tape, styles_tape
 import tapeviz as tv
 from tapeviz.graph import GraphView
 from tapeviz.graph.show import fit_width
-from tapeviz.graph.widget import VIEW_PARTS, view_module
+from tapeviz.graph.widget.widget import VIEW_PARTS, view_module
 
 
 def test_widget_traits_have_help_and_start_rendered():

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import tapeviz as tv
-from tapeviz.widgets.memory_data import memory_report
+from tapeviz.widgets.memory.data import memory_report
 
 
 def _mlp_tape(persistent=False, gradient=True):
@@ -211,7 +211,7 @@ def test_compare_puts_each_tape_in_its_own_full_width_tab():
 
 
 def test_table_header_lines_up_with_the_rows_and_cuts_show_an_ellipsis():
-    from tapeviz.widgets.memory_panel import _HEADER, _row_text
+    from tapeviz.widgets.memory.panel import _HEADER, _row_text
 
     panel = tv.MemoryInspector(_saves_tape("input")).panels[0]
     row = next(r for r in panel.report.rows if r.kernel == "DifferentiableFunction")
@@ -223,8 +223,8 @@ def test_table_header_lines_up_with_the_rows_and_cuts_show_an_ellipsis():
 
 
 def test_bars_carry_their_bytes_and_axes_read_in_byte_units():
-    from tapeviz.widgets._common import new_figure
-    from tapeviz.widgets.memory_plots import draw_bars, draw_timeline
+    from tapeviz.widgets.common import new_figure
+    from tapeviz.widgets.memory.plots import draw_bars, draw_timeline
 
     report = tv.MemoryInspector(_saves_tape("input")).report
     ax1, ax2 = new_figure(6, 4).subplots(2, 1)
@@ -245,7 +245,7 @@ def test_the_views_sort_is_pythons(tmp_path):
     import subprocess
     from pathlib import Path
 
-    from tapeviz.widgets.memory import SORT_KEYS
+    from tapeviz.widgets.memory.widget import SORT_KEYS
 
     node = shutil.which("node")
     if node is None:

@@ -74,7 +74,7 @@ def test_the_graph_and_the_stepper_draw_it_with_its_kind():
     tape.gradient(y, x)
     dot = tv.show_graph(tape, backward="both").to_dot()
     assert "my_sin" in dot and "custom_vjp" in dot  # its label, and its kind written on it
-    from tapeviz.widgets.stepper_data import step_data
+    from tapeviz.widgets.stepper.data import step_data
 
     steps = [step_data(tape, i) for i in range(len(tape.backward_steps))]
     (mine,) = [s for s in steps if s["label"] == "my_sin"]

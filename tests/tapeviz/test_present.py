@@ -100,7 +100,8 @@ def test_fmt_bytes_uses_iec_units(n, text):
 
 def test_graph_and_widgets_share_fmt_bytes():
     from tapeviz.graph import details, nodes
-    from tapeviz.widgets import memory_panel, memory_plots
+    from tapeviz.widgets.memory import panel as memory_panel
+    from tapeviz.widgets.memory import plots as memory_plots
 
     for module in (details, nodes, memory_panel, memory_plots):
         assert module.fmt_bytes is fmt_bytes, module.__name__

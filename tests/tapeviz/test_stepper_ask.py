@@ -133,7 +133,7 @@ def test_upstream_left_out_is_told_apart_from_local_left_out(stepper):
     """At e = a × b with ∂L/∂e = -2: typing the local derivative alone (b = -3 for a) is "the
     gradient arriving … not multiplied in", typing ∂L/∂e alone is "the local derivative is
     left out" — a factor pattern used to blame the local derivative for both."""
-    from tapeviz.widgets.stepper_ask import LOCAL_LEFT_OUT, UPSTREAM_LEFT_OUT
+    from tapeviz.widgets.stepper.ask import LOCAL_LEFT_OUT, UPSTREAM_LEFT_OUT
 
     q = stepper.quiz
     for _ in range(2):

@@ -168,8 +168,8 @@ def test_rate_and_time_left_come_from_the_clock():
 
 
 def test_many_epochs_do_not_draw_a_curtain_of_lines():
-    from tapeviz.widgets._common import new_figure
-    from tapeviz.widgets.training_plot_axes import draw_curves
+    from tapeviz.widgets.common import new_figure
+    from tapeviz.widgets.training.axes import draw_curves
 
     fig = new_figure(8, 3)
     history = {"step": list(range(600)), "loss": list(np.linspace(1, 0, 600))}
@@ -179,8 +179,8 @@ def test_many_epochs_do_not_draw_a_curtain_of_lines():
 
 
 def test_noisy_series_get_a_smoothed_trend_over_the_faint_raw_curve():
-    from tapeviz.widgets._common import new_figure
-    from tapeviz.widgets.training_plot_axes import draw_curves, smooth
+    from tapeviz.widgets.common import new_figure
+    from tapeviz.widgets.training.axes import draw_curves, smooth
 
     rng = np.random.default_rng(0)
     noisy = list(np.linspace(1, 0, 200) + rng.normal(0, 0.2, 200))
@@ -201,7 +201,7 @@ def test_a_draw_slower_than_the_interval_does_not_make_every_step_draw(monkeypat
     """The interval runs from the end of a draw: when a draw takes 3 intervals (a long
     history, a busy machine), steps 1/4 interval apart draw once per 1 + 3 intervals of
     time, not at every step (which kept the kernel drawing)."""
-    from tapeviz.widgets import training
+    from tapeviz.widgets.training import widget as training
 
     plot, clock = _fake_plot(min_interval=1.0)
     drawn = training.figure_png

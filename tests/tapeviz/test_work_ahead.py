@@ -10,9 +10,9 @@ import ipywidgets as W
 import numpy as np
 
 import tapeviz as tv
-from tapeviz.graph import widget_ahead
-from tapeviz.graph.widget_ahead import PicturesAhead, Shown, neighbours, picture_id
-from tapeviz.widgets.gradcheck_ahead import ChecksAhead, Grid
+from tapeviz.graph.widget import ahead as widget_ahead
+from tapeviz.graph.widget.ahead import PicturesAhead, Shown, neighbours, picture_id
+from tapeviz.widgets.gradcheck.ahead import ChecksAhead, Grid
 
 STATE = {"mode": "forward", "show_saved": True, "show_values": True, "collapse": "auto",
          "rankdir": "", "expanded": []}  # fmt: skip

@@ -2,7 +2,7 @@
 
 Registered as ``"numba"`` with priority 0 (numpy, priority 1, stays the default). Every
 kernel the numpy backend has exists here: compiled (``elementwise``, ``reduce``, ``nn``
-families, pure ``@njit`` code in ``_impl_*.py``) or delegated to numpy's kernel with
+families, pure ``@njit`` code in ``compiled_*.py``; each named by its primitive's row, ``numba=``) or delegated to numpy's kernel with
 ``delegates_to="numpy"`` and a stated reason (``delegated_kernels()``).
 
 Nothing compiles at import: numba compiles a kernel (or loads it from its disk cache,
@@ -23,10 +23,11 @@ Example:
 from __future__ import annotations
 
 from ...primitives import FAMILIES as FAMILIES_DEFINED
+from ...primitives import ROWS
 from ...registry import kernel_names as K
 from ...registry.kernels import Backend, kernels_for_backend, register_backend, register_kernel
-from . import _impl_elementwise, _impl_nn, _impl_reduce, elementwise, nn, reduce
-from ._runtime import CompileReport, report, settings
+from . import compiled_elementwise, compiled_nn, compiled_reduce, elementwise, nn, reduce
+from .runtime import CompileReport, report, settings
 
 __all__ = [
     "NAME",
@@ -38,6 +39,7 @@ __all__ = [
 
 NAME = "numba"
 FAMILIES = (elementwise, reduce, nn)
+_MODULES = {m.__name__.rsplit(".", 1)[-1]: m for m in FAMILIES}
 _NO_KERNEL = "no compiled kernel: numpy's kernel runs"
 _SHAPE_REASON = "moves or views memory: numpy's kernel is already a single copy or a view"
 
@@ -64,10 +66,16 @@ def register() -> None:
     """Register the backend, its compiled kernels, and a delegation for every other kernel
     the numpy backend has."""
     register_backend(NAME, _factory, priority=0)
-    for family in FAMILIES:
-        for kernel_name, fn in family.KERNELS.items():
-            register_kernel(kernel_name, NAME, fn)
+    for row in ROWS:
+        if row.declared.numba is not None:
+            register_kernel(row.name, NAME, compiled(row.declared.numba))
     _sync_delegations()
+
+
+def compiled(ref: str):
+    """The compiled kernel a row names (``numba="reduce.sum_kernel"``) in this folder."""
+    module, name = ref.split(".")
+    return getattr(_MODULES[module], name)
 
 
 def _reason(kernel_name: str) -> str:
@@ -112,7 +120,7 @@ def delegated_kernels() -> dict[str, str]:
 def dispatchers() -> list:
     """Every numba-compiled function of the backend (empty ``.signatures`` until first use)."""
     out = []
-    for module in (_impl_elementwise, _impl_reduce, _impl_nn):
+    for module in (compiled_elementwise, compiled_reduce, compiled_nn):
         for value in vars(module).values():
             if hasattr(value, "signatures") and hasattr(value, "py_func"):
                 if not value.py_func.__name__.startswith("_"):  # inlined helpers

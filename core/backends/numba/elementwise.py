@@ -16,8 +16,8 @@ import numpy as np
 
 from ...registry import kernel_names as K
 from ...registry.kernels import get_kernel
-from . import _impl_elementwise as impl
-from ._runtime import apply_threads, settings
+from . import compiled_elementwise as impl
+from .runtime import apply_threads, settings
 
 _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 
@@ -37,7 +37,8 @@ def _leaky_relu_kernel():
     return numba_leaky_relu
 
 
-KERNELS = {K.LEAKY_RELU: _leaky_relu_kernel()}
+# the compiled kernel, named by its row (core/primitives/elementwise.py: numba=)
+leaky_relu = _leaky_relu_kernel()
 
 _ONE_PASS = (
     "numpy's one SIMD pass is at memory bandwidth: a compiled loop measured 0.1-0.9x numpy "

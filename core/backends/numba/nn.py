@@ -11,8 +11,8 @@ import numpy as np
 
 from ...registry import kernel_names as K
 from ..numpy import nn as np_nn
-from . import _impl_nn as impl
-from ._runtime import apply_threads, settings
+from . import compiled_nn as impl
+from .runtime import apply_threads, settings
 
 _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 
@@ -40,7 +40,7 @@ def _cols(x, geom):
     return impl.im2col(np.ascontiguousarray(x), geom, cols)
 
 
-def _conv2d(inputs, attrs):
+def conv2d(inputs, attrs):
     x, w = inputs["x"], inputs["filter"]
     if not _eligible(x, w) or x.dtype != w.dtype:
         return np_nn.conv2d(inputs, attrs)
@@ -49,7 +49,7 @@ def _conv2d(inputs, attrs):
     return y.reshape(x.shape[0], geom[6], geom[7], w.shape[3])
 
 
-def _conv2d_backprop_filter(inputs, attrs):
+def conv2d_backprop_filter(inputs, attrs):
     x, dy = inputs["x"], inputs["dy"]
     if not _eligible(x, dy) or x.dtype != dy.dtype:
         return np_nn.conv2d_backprop_filter(inputs, attrs)
@@ -59,7 +59,7 @@ def _conv2d_backprop_filter(inputs, attrs):
     return dw.reshape(kh, kw, c, o)
 
 
-def _conv2d_backprop_input(inputs, attrs):
+def conv2d_backprop_input(inputs, attrs):
     dy, w = inputs["dy"], inputs["filter"]
     if not _eligible(dy, w) or dy.dtype != w.dtype:
         return np_nn.conv2d_backprop_input(inputs, attrs)
@@ -84,7 +84,7 @@ def _pool(kernel, is_max):
     return fn
 
 
-def _max_pool_grad(inputs, attrs):
+def max_pool_grad(inputs, attrs):
     x, dy = inputs["x"], inputs["dy"]
     if not _eligible(x, dy) or x.dtype != dy.dtype:
         return np_nn.max_pool_grad(inputs, attrs)
@@ -93,7 +93,7 @@ def _max_pool_grad(inputs, attrs):
     return impl.max_pool_grad(np.ascontiguousarray(x), np.ascontiguousarray(dy), geom, dx)
 
 
-def _avg_pool_grad(inputs, attrs):
+def avg_pool_grad(inputs, attrs):
     dy = inputs["dy"]
     if not _eligible(dy):
         return np_nn.avg_pool_grad(inputs, attrs)
@@ -102,14 +102,8 @@ def _avg_pool_grad(inputs, attrs):
     return impl.avg_pool_grad(np.ascontiguousarray(dy), geom, np.zeros((n, h, w, c), dy.dtype))
 
 
-KERNELS = {
-    K.CONV2D: _conv2d,
-    K.CONV2D_BACKPROP_INPUT: _conv2d_backprop_input,
-    K.CONV2D_BACKPROP_FILTER: _conv2d_backprop_filter,
-    K.MAX_POOL: _pool(K.MAX_POOL, True),
-    K.MAX_POOL_GRAD: _max_pool_grad,
-    K.AVG_POOL: _pool(K.AVG_POOL, False),
-    K.AVG_POOL_GRAD: _avg_pool_grad,
-}
+# the compiled kernels, each named by its primitive's row (core/primitives/nn.py: numba=)
+max_pool = _pool(K.MAX_POOL, True)
+avg_pool = _pool(K.AVG_POOL, False)
 
 DELEGATED: dict[str, str] = {}

@@ -1,4 +1,4 @@
-"""numba kernels: reductions and softmax, thin wrappers over ``_impl_reduce``.
+"""numba kernels: reductions and softmax, thin wrappers over ``compiled_reduce``.
 
 Sum and prod are compiled; max and min are delegated to numpy (its SIMD loop is 5x faster
 than numba's, which does not vectorise a NaN-propagating compare). A reduction over a
@@ -17,8 +17,8 @@ import numpy as np
 
 from ...registry import kernel_names as K
 from ...registry.kernels import get_kernel
-from . import _impl_reduce as impl
-from ._runtime import apply_threads, settings
+from . import compiled_reduce as impl
+from .runtime import apply_threads, settings
 
 _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 
@@ -94,12 +94,11 @@ def _softmax_like(kernel: str, log: bool):
     return fn
 
 
-KERNELS = {
-    K.SUM: _reduce(K.SUM, "sum"),
-    K.PROD: _reduce(K.PROD, "prod"),
-    K.SOFTMAX: _softmax_like(K.SOFTMAX, log=False),
-    K.LOG_SOFTMAX: _softmax_like(K.LOG_SOFTMAX, log=True),
-}
+# the compiled kernels, each named by its primitive's row (core/primitives/reduce.py: numba=)
+sum_kernel = _reduce(K.SUM, "sum")
+prod_kernel = _reduce(K.PROD, "prod")
+softmax_kernel = _softmax_like(K.SOFTMAX, log=False)
+log_softmax_kernel = _softmax_like(K.LOG_SOFTMAX, log=True)
 
 _MINMAX = "numpy's max/min reductions are SIMD; numba's compare-select loop does not vectorise"
 DELEGATED = {K.MAX: _MINMAX, K.MIN: _MINMAX}

@@ -11,7 +11,7 @@ import re
 
 from ..present.palette import GREY, OKABE_ITO, STATE, WHITE
 from ..present.text import html_text
-from ._common import error_html
+from .common import error_html
 
 _BLACK = OKABE_ITO["black"]
 

@@ -13,9 +13,9 @@ import ipywidgets as W
 
 from tapeviz.present.ahead import make_room
 
-from ._common import error_html, figure_png, png_img_tag, static_bundle
-from .memory_panel import SORT_KEYS, TapeMemoryPanel
-from .memory_plots import compare_figure
+from ..common import error_html, figure_png, png_img_tag, static_bundle
+from .panel import SORT_KEYS, TapeMemoryPanel
+from .plots import compare_figure
 
 __all__ = ["SORT_KEYS", "MemoryInspector", "TapeMemoryPanel"]
 

@@ -27,7 +27,7 @@ def payload(widget, c=None, failed: bool = False) -> dict:
         ``{"one_d", "message", "scatter", "errors", "sweep", "curve"}``; a view with
         nothing to draw is None (and ``message`` says why when the check did not run).
     """
-    from .gradcheck_data import failure_words
+    from .data import failure_words
 
     check = c.check if c is not None else widget.check
     out = {"one_d": bool(widget.one_d), "message": "", "scatter": None, "errors": None}

@@ -22,7 +22,7 @@ import traitlets as t
 
 from tapeviz.present.ahead import serialized
 
-_STATIC = pathlib.Path(__file__).resolve().parent.parent / "static"
+_STATIC = pathlib.Path(__file__).resolve().parents[2] / "static"  # tapeviz/static
 
 
 class GradCheckPlots(anywidget.AnyWidget):

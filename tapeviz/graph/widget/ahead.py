@@ -13,7 +13,7 @@ from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from ..present.ahead import forget_unseen, run_ahead, running_loop
+from ...present.ahead import forget_unseen, run_ahead, running_loop
 
 AHEAD_CHARS = 8 << 20  # SVG text drawn ahead and sent per settled view (about 8 MB) ...
 AHEAD_S = 1.5  # ... and kernel seconds spent on it (a 5,000-op picture: ~0.1 s each)

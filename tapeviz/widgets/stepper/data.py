@@ -12,8 +12,8 @@ import numpy as np
 
 from tapeviz.core.tensors.tensor import Tensor
 
-from .formulas import gradient_formula
-from .memory_data import linked_tensor
+from ..formulas import gradient_formula
+from ..memory.data import linked_tensor
 
 
 def _arr(t):

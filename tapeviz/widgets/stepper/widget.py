@@ -7,14 +7,14 @@ import ipywidgets as W
 from tapeviz.graph.lesson import caller_names, lesson_min_scale, tensor_names
 from tapeviz.present.ahead import serialized
 
-from ..present.palette import GREY
-from ..present.text import html_text
-from ._common import error_html, static_bundle
-from ._graph import HighlightGraph, wrap_svg
-from .stepper_ask import AskPanel
-from .stepper_data import consumers, step_data, visited_highlight
-from .stepper_html import panel_html, sum_note
-from .stepper_view import StepperView
+from ...present.palette import GREY
+from ...present.text import html_text
+from ..common import error_html, static_bundle
+from ..highlight import HighlightGraph, wrap_svg
+from .ask import AskPanel
+from .data import consumers, step_data, visited_highlight
+from .html import panel_html, sum_note
+from .view import StepperView
 
 _NOTE = GREY["edge"]
 

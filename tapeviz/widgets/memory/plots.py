@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..present.palette import GREY, OKABE_ITO, ROLE_COLOURS, SERIES
-from ..present.units import fmt_bytes
-from ._common import new_figure
+from ...present.palette import GREY, OKABE_ITO, ROLE_COLOURS, SERIES
+from ...present.units import fmt_bytes
+from ..common import new_figure
 
 ROLE_HATCH = {"input": "", "output": "//", "memory": ".."}
 ROLES = ("input", "output", "memory")

@@ -15,7 +15,7 @@ import pathlib
 import anywidget
 import traitlets as t
 
-_STATIC = pathlib.Path(__file__).resolve().parent.parent / "static"
+_STATIC = pathlib.Path(__file__).resolve().parents[2] / "static"  # tapeviz/static
 
 
 class StepperView(anywidget.AnyWidget):

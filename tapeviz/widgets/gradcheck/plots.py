@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..present.palette import GREY
-from ..present.palette import OKABE_ITO as C
-from ._common import new_figure
+from ...present.palette import GREY
+from ...present.palette import OKABE_ITO as C
+from ..common import new_figure
 
 PASS_STYLE = {"marker": "o", "color": C["blue"], "label": "within tolerance"}
 FAIL_STYLE = {"marker": "X", "color": C["vermillion"], "label": "outside tolerance"}

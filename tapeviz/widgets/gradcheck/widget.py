@@ -27,13 +27,13 @@ from tapeviz.core.check.arguments import (
 from tapeviz.core.tensors.tensor import Tensor
 from tapeviz.present.ahead import make_room, serialized
 
-from ._common import error_html, figure_png, png_img_tag, static_bundle
-from .gradcheck_ahead import ChecksAhead, Grid
-from .gradcheck_data import SWEEP_EPS, Check, check_position, derivative_curve, failure_words
-from .gradcheck_html import badge_html, worst_html
-from .gradcheck_payload import payload, payload_curve
-from .gradcheck_plots import check_figure
-from .gradcheck_view import Coalescer, GradCheckPlots, sliders
+from ..common import error_html, figure_png, png_img_tag, static_bundle
+from .ahead import ChecksAhead, Grid
+from .data import SWEEP_EPS, Check, check_position, derivative_curve, failure_words
+from .html import badge_html, worst_html
+from .payload import payload, payload_curve
+from .plots import check_figure
+from .view import Coalescer, GradCheckPlots, sliders
 
 __all__ = ["SWEEP_EPS", "Check", "GradCheckWidget"]
 

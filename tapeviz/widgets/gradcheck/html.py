@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from ..present.palette import FAIL, GREY, PASS
-from ..present.text import html_text
-from .gradcheck_data import Check, failure_words, jacobian_entries, worst_entries
+from ...present.palette import FAIL, GREY, PASS
+from ...present.text import html_text
+from .data import Check, failure_words, jacobian_entries, worst_entries
 
 
 def badge_html(name: str, arg: int, now: Check) -> str:

@@ -6,20 +6,13 @@ import ipywidgets as W
 
 from tapeviz.present.ahead import serialized
 
-from ..present.text import html_text
-from ..present.units import fmt_bytes
-from ._common import (
-    error_html,
-    figure_png,
-    fmt_shape,
-    histogram_png,
-    png_img_tag,
-    stats_html,
-)
-from ._graph import HighlightGraph
-from .memory_data import memory_report
-from .memory_plots import single_figure
-from .memory_view import MemoryView, bars_data, detail_data, row_data, timeline_data
+from ...present.text import html_text
+from ...present.units import fmt_bytes
+from ..common import error_html, figure_png, fmt_shape, histogram_png, png_img_tag, stats_html
+from ..highlight import HighlightGraph
+from .data import memory_report
+from .plots import single_figure
+from .view import MemoryView, bars_data, detail_data, row_data, timeline_data
 
 SORT_KEYS = {
     "node": lambda r: (r.node_id, r.role, r.name),

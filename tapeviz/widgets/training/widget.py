@@ -20,9 +20,9 @@ import weakref
 
 import ipywidgets as W
 
-from ..present.palette import FAIL
-from ..present.text import html_text
-from ._common import error_html, figure_png, new_figure, png_img_tag, static_bundle
+from ...present.palette import FAIL
+from ...present.text import html_text
+from ..common import error_html, figure_png, new_figure, png_img_tag, static_bundle
 
 try:  # tapeviz works before (or without) core.nn
     from tapeviz.core.nn.callbacks import Callback as _Base
@@ -231,7 +231,7 @@ class TrainingPlot(_Base):
         return [k for k in self.history if k != "step"]
 
     def _figure(self):
-        from .training_plot_axes import draw_curves
+        from .axes import draw_curves
 
         if self._fig is None:
             self._fig = new_figure(8.0, 3.2, layout=None)

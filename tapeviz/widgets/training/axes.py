@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..present.palette import GREY, SERIES
+from ...present.palette import GREY, SERIES
 
 _COLOURS = SERIES
 _STYLES = ["-", "--", "-.", ":"]

@@ -16,12 +16,12 @@ import anywidget
 import numpy as np
 import traitlets as t
 
-from ..present.text import html_text
-from ..present.units import fmt_bytes
-from ._common import fmt_shape, stats_html
-from .memory_plots import ROLES, per_node_roles
+from ...present.text import html_text
+from ...present.units import fmt_bytes
+from ..common import fmt_shape, stats_html
+from .plots import ROLES, per_node_roles
 
-_STATIC = pathlib.Path(__file__).resolve().parent.parent / "static"
+_STATIC = pathlib.Path(__file__).resolve().parents[2] / "static"  # tapeviz/static
 COLUMNS = ("node", "kernel", "role", "name", "shape", "dtype", "bytes")
 
 

@@ -28,15 +28,15 @@ from collections import OrderedDict
 import anywidget
 import traitlets as t
 
-from ..present.ahead import make_room, serialized
-from .details import node_details
-from .extract import extract
-from .opening import BOX_PX, LEGIBLE_PX, choose_layout, opening_scale
-from .render import normalize_highlight, render_with_key
-from .show import fit_width
-from .target import mode_of, resolve_tape
-from .view_parts import STATIC, VIEW_PARTS, view_module
-from .widget_ahead import PicturesAhead, Shown, picture_id
+from ...present.ahead import make_room, serialized
+from ..details import node_details
+from ..extract import extract
+from ..opening import BOX_PX, LEGIBLE_PX, choose_layout, opening_scale
+from ..render import normalize_highlight, render_with_key
+from ..show import fit_width
+from ..target import mode_of, resolve_tape
+from ..view_parts import STATIC, VIEW_PARTS, view_module
+from .ahead import PicturesAhead, Shown, picture_id
 
 __all__ = [
     "BOX_PX",

@@ -18,9 +18,9 @@ from tapeviz.graph.lesson import lesson_graph
 from tapeviz.present.ahead import serialized
 from tapeviz.teach.slips import name_slip
 
-from ..present.palette import FAIL, PASS
-from ..present.text import html_text
-from .formulas import chain_rule_latex, tex_name
+from ...present.palette import FAIL, PASS
+from ...present.text import html_text
+from ..formulas import chain_rule_latex, tex_name
 
 
 def _parse(text: str):

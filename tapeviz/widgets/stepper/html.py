@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..present.palette import GREY, OKABE_ITO
-from ..present.text import html_text
-from ._common import fmt_shape, preview
+from ...present.palette import GREY, OKABE_ITO
+from ...present.text import html_text
+from ..common import fmt_shape, preview
 
 _TITLE, _RULE, _NOTE = OKABE_ITO["blue"], GREY["rule"], GREY["edge"]
 

@@ -1,0 +1,2 @@
+"""The live training plot: ``widget.py`` (TrainingPlot, a callback of ``fit``) and
+``axes.py`` (its axes)."""
