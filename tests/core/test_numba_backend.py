@@ -10,8 +10,7 @@ import pytest
 
 import tapeviz.core as core
 from tapeviz.core.backends import numba as nb
-from tapeviz.core.backends.numba import compiled_elementwise
-from tapeviz.core.backends.numba import compiled_reduce
+from tapeviz.core.backends.numba import compiled_elementwise, compiled_reduce
 from tapeviz.core.ops.nn import conv_pads
 from tapeviz.core.registry import kernel_names as K
 from tapeviz.core.registry.kernels import get_kernel
