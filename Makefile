@@ -53,8 +53,9 @@ lab: $(LAB_STAMP)
 	$(JUPYTER_ENV) $(BIN)/jupyter lab $(ROOT_FLAG) notebooks/
 
 # Every test once, on $(JOBS) workers, in a random order: one global shuffle (so no test may
-# depend on which tests ran before it), except that the browser tests share one worker and
-# one JupyterLab at a time and a module marked one_worker stays whole (tests/conftest.py).
+# depend on which tests ran before it), except that each module with a costly module-scoped
+# setup (a browser module's JupyterLab, the assignments' otter builds) stays whole, in order,
+# on one worker, and these run first (tests/conftest.py).
 # pytest always collects tests (tests/core, and tests/notebooks has a test even with no
 # notebooks), so its exit 5 ("no tests collected") only comes from a PYTEST_ARGS filter.
 PYTEST_RUN = $(BIN)/python -m pytest -n $(JOBS) --dist loadgroup \

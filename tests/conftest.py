@@ -57,9 +57,9 @@ def pytest_runtest_setup(item):
 
 
 # Tests that share an expensive module-scoped fixture run together, in their module's order,
-# on one pytest-xdist worker: every browser test (a JupyterLab server per module and one
-# Chromium for all: one JupyterLab at a time) and each module of ONE_WORKER_FILES (otter
-# assign builds of every assignment, about a minute: its module-scoped ``dist``).
+# on one pytest-xdist worker: each browser module (its JupyterLab server, about 10 s to start)
+# and each module of ONE_WORKER_FILES (otter assign builds of every assignment, about a
+# minute: its module-scoped ``dist``).
 BROWSER_FILES = "tests/notebooks/test_browser"
 ONE_WORKER_FILES = {"tests/assignments/test_assignments.py", "tests/assignments/test_slips.py"}
 
@@ -67,9 +67,7 @@ ONE_WORKER_FILES = {"tests/assignments/test_assignments.py", "tests/assignments/
 def together(nodeid: str) -> str | None:
     """The group a test runs in, whole, on one worker (None: any worker, in any order)."""
     path = nodeid.split("::")[0]
-    if path.startswith(BROWSER_FILES):
-        return "browser"
-    return path if path in ONE_WORKER_FILES else None
+    return path if path.startswith(BROWSER_FILES) or path in ONE_WORKER_FILES else None
 
 
 def pytest_itemcollected(item):
@@ -82,6 +80,16 @@ def pytest_itemcollected(item):
         raise pytest.UsageError(f"{item.nodeid}: the browser tests live in {BROWSER_FILES}*.py")
     if together(item.nodeid):
         item.add_marker(pytest.mark.random_order(disabled=True))
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(items):
+    """After the shuffle: the groups first (each still whole, in the shuffled order of the
+    groups), the long runs they are, so that no worker is left with one at the end while
+    the other idles (browser_graph alone is minutes under load)."""
+    items[:] = [i for i in items if together(i.nodeid)] + [
+        i for i in items if not together(i.nodeid)
+    ]
 
 
 def pytest_xdist_make_scheduler(config, log):
