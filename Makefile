@@ -9,6 +9,12 @@ LAB_STAMP := $(VENV)/.installed-lab
 STAMP := $(VENV)/.installed
 # extra pytest arguments, e.g. make test PYTEST_ARGS='-m "not browser"'
 PYTEST_ARGS ?=
+# pytest-xdist workers: the two cores of the development machine and of CI (JOBS=0: one
+# process, where a SEED then repeats the exact order)
+JOBS ?= 2
+# the order's seed (pytest-random-order): a new one each run, printed at the top of pytest's
+# output; SEED=... repeats it
+SEED := $(shell od -An -N2 -tu2 /dev/urandom | tr -d ' ')
 # the venv's "python3" kernelspec comes before any user-level one (~/.local/share/jupyter)
 JUPYTER_ENV := JUPYTER_PATH="$(CURDIR)/$(VENV)/share/jupyter"
 
@@ -46,20 +52,25 @@ ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root,)
 lab: $(LAB_STAMP)
 	$(JUPYTER_ENV) $(BIN)/jupyter lab $(ROOT_FLAG) notebooks/
 
+# Every test once, on $(JOBS) workers, in a random order: one global shuffle (so no test may
+# depend on which tests ran before it), except that each module with a costly module-scoped
+# setup (a browser module's JupyterLab, the assignments' otter builds) stays whole, in order,
+# on one worker, and these run first (tests/conftest.py).
 # pytest always collects tests (tests/core, and tests/notebooks has a test even with no
 # notebooks), so its exit 5 ("no tests collected") only comes from a PYTEST_ARGS filter.
+PYTEST_RUN = $(BIN)/python -m pytest -n $(JOBS) --dist loadgroup \
+  --random-order-bucket=global --random-order-seed=$(SEED)
 test: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
-	$(BIN)/python -m pytest $(PYTEST_ARGS) || { rc=$$?; \
-	  [ $$rc -ne 5 ] || echo "make test: no tests collected; check PYTEST_ARGS" >&2; exit $$rc; }
+	$(PYTEST_RUN) $(PYTEST_ARGS) || { rc=$$?; \
+	  [ $$rc -ne 5 ] || echo "make test: no tests collected; check PYTEST_ARGS" >&2; \
+	  echo "make test: order seed $(SEED) (make test SEED=$(SEED) JOBS=0 repeats the order)" >&2; \
+	  exit $$rc; }
 
-# the unit tests in a random order (pytest-random-order; a new seed each run, printed at the
-# top: SEED=... repeats one), to show no test depends on which tests ran before it
-SEED ?= $(shell od -An -N2 -tu2 /dev/urandom | tr -d ' ')
+# the unit tests alone (tests/core, tests/tapeviz), the same way: a quick order check
 test-random: $(STAMP)
-	$(BIN)/python -m pytest tests/core tests/tapeviz -m "not browser" \
-	  --random-order-bucket=global --random-order-seed=$(SEED) $(PYTEST_ARGS)
+	$(PYTEST_RUN) tests/core tests/tapeviz -m "not browser" $(PYTEST_ARGS)
 
 # the differential fuzzer's long profile (tests/fuzz; its fast profile runs in `make test`)
 fuzz: $(STAMP)
@@ -78,7 +89,7 @@ pictures: $(STAMP)
 	$(BIN)/python docs/make_pictures.py
 
 clean:
-	rm -rf $(VENV) build *.egg-info test-artifacts
+	rm -rf $(VENV) build *.egg-info test-artifacts .numba_cache
 
 # Assignments: `make assignments` builds the student notebooks from assignments/source/
 # (otter assign) into assignments/student/; `make grade NB=path/to/submission.ipynb` grades

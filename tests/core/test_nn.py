@@ -220,6 +220,16 @@ def test_load_weights_mismatch_or_corrupt_leaves_model_unchanged(tmp_path):
         np.testing.assert_array_equal(a, b)
 
 
+def test_load_weights_from_a_npy_file_says_it_expects_an_npz(tmp_path):
+    model = tv.nn.Sequential([tv.nn.Dense(2)]).build_for((3,))
+    path = tmp_path / "w.npy"
+    np.save(path, np.zeros(3))
+    with pytest.raises(
+        ValueError, match=r"load_weights: .*w\.npy.*single array.*expected an \.npz"
+    ):
+        model.load_weights(path)
+
+
 def test_weights_need_a_built_model(tmp_path):
     with pytest.raises(ValueError, match="has no weights yet"):
         nn.Sequential([nn.Dense(2)]).save_weights(tmp_path / "w.npz")

@@ -139,3 +139,57 @@ def test_get_and_bad_learning_rate():
         ValueError, match="SGD: learning_rate must be a finite number in \\(0, inf\\)"
     ):
         optim.SGD(0)
+
+
+# --- arguments that would give NaN weights are rejected by name (issue 12, class 11) ---
+@pytest.mark.parametrize(
+    "cls, kwargs, arg",
+    [
+        (optim.Adam, {"beta1": 1.0}, "beta1"),
+        (optim.Adam, {"beta1": -0.1}, "beta1"),
+        (optim.Adam, {"beta2": 1.0}, "beta2"),
+        (optim.Adam, {"epsilon": -1e-7}, "epsilon"),
+        (optim.Adam, {"learning_rate": float("inf")}, "learning_rate"),
+        (optim.SGD, {"learning_rate": float("nan")}, "learning_rate"),
+        (optim.SGD, {"learning_rate": -0.1}, "learning_rate"),
+        (optim.SGD, {"learning_rate": 0.0}, "learning_rate"),
+        (optim.Momentum, {"momentum": 1.0}, "momentum"),
+        (optim.RMSProp, {"decay": 1.5}, "decay"),
+        (optim.RMSProp, {"epsilon": float("inf")}, "epsilon"),
+        (optim.Adam, {"epsilon": 0.0}, "epsilon"),
+        (optim.RMSProp, {"epsilon": 0.0}, "epsilon"),
+    ],
+)
+def test_optimizers_reject_arguments_that_give_nan_weights(cls, kwargs, arg):
+    with pytest.raises(ValueError, match=rf"{cls.__name__}: {arg} must be a finite number"):
+        cls(**kwargs)
+
+
+@pytest.mark.parametrize("cls", [optim.Adam, optim.RMSProp])
+def test_epsilon_zero_is_rejected_because_a_zero_gradient_gives_a_nan_weight(cls):
+    """PyTorch accepts eps=0; its step for a weight whose gradient is 0 is then 0 / 0."""
+    with pytest.raises(ValueError, match=r"epsilon .* \(0, inf\), got 0\.0 \(.*0 / 0 = NaN"):
+        cls(0.1, epsilon=0.0)
+    w = tv.variable([1.0, 2.0])
+    opt = cls(0.1, epsilon=1e-12)  # the smallest sensible: finite where the gradient is 0
+    opt.minimize(lambda: tv.sum(w * tv.tensor([0.0, 1.0])))
+    assert np.isfinite(w.numpy()).all() and w.numpy()[0] == 1.0
+
+
+def test_a_learning_rate_changed_between_steps_is_checked_at_the_step():
+    w = tv.variable([3.0])
+    opt = optim.SGD(0.1)
+    opt.learning_rate = float("inf")
+    with pytest.raises(ValueError, match="SGD: learning_rate must be a finite number"):
+        opt.minimize(lambda: tv.sum(w * w))
+    assert w.numpy().tolist() == [3.0]  # not -inf
+
+
+def test_optimizer_edge_values_that_are_valid_still_work():
+    w = tv.variable([3.0])
+    opt = optim.Adam(0.1, beta1=0.0, epsilon=1e-12)
+    for _ in range(5):
+        opt.minimize(lambda: tv.sum(w * w))
+    assert np.isfinite(w.numpy()).all() and abs(w.item()) < 3.0
+    with pytest.raises(TypeError, match="Momentum: momentum must be a number"):
+        optim.Momentum(momentum="fast")

@@ -1,5 +1,6 @@
 """The tape: recording, saved values, release, accumulation, multi-output, higher order,
-unconnected sources, output_gradients and per-thread recording."""
+unconnected sources, output_gradients and per-thread recording; misuse (re-entering, exiting
+out of order or from another thread) is a named error."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import numpy as np
 import pytest
 
 import tapeviz.core as core
+from tapeviz.core.tensors import recording
 
 
 def test_nodes_record_kernel_inputs_outputs_and_saved_values():
@@ -251,3 +253,112 @@ def test_watch_rejects_non_tensors():
     with core.Tape() as tape:
         with pytest.raises(TypeError, match="Tape.watch: expected Tensors, got int"):
             tape.watch([core.tensor([1.0]), 3])
+
+
+# --- misuse of a tape is a named error (issue 12, class 9) -----------------------------
+def _recorded():
+    x = core.tensor([1.0, 2.0])
+    tape = core.Tape(persistent=True)
+    with tape:
+        tape.watch(x)
+        y = core.sum(x * x)
+    return tape, x, y
+
+
+def _errors_in_a_thread_inside(tape, fn) -> list:
+    """The RuntimeError messages of ``fn()`` run in another thread while ``tape`` is open."""
+    errors = []
+
+    def other():
+        try:
+            fn()
+        except RuntimeError as e:
+            errors.append(str(e))
+
+    with tape:
+        t = threading.Thread(target=other)
+        t.start()
+        t.join()
+    return errors
+
+
+def test_reentering_a_tape_is_a_named_error_and_the_tape_still_works():
+    tape, x, y = _recorded()
+    x2 = core.tensor([3.0])
+    with tape:
+        with pytest.raises(RuntimeError, match="Tape: this tape is already recording.*this thread"):
+            with tape:
+                pass
+        tape.watch(x2)
+        z = x2 * x2
+    assert recording.current() is None  # nothing left recording
+    assert tape.gradient(z, x2).numpy().tolist() == [6.0]
+    with tape:  # one block after another is fine
+        w = x2 * 2.0
+    assert tape.gradient(w, x2).numpy().tolist() == [2.0]
+
+
+def test_a_second_thread_entering_an_open_tape_gets_a_named_error():
+    tape = core.Tape()
+
+    def enter():
+        with tape:
+            pass
+
+    errors = _errors_in_a_thread_inside(tape, enter)
+    assert len(errors) == 1 and "another thread" in errors[0]
+    assert tape._token is None
+
+
+def test_exiting_a_tape_that_is_not_open_is_a_named_error():
+    """Not contextvars' "expected an instance of Token, got None"."""
+    tape = core.Tape()
+    with pytest.raises(RuntimeError, match="Tape: exited, but its `with` block is not open"):
+        tape.__exit__(None, None, None)
+    with tape:
+        pass
+    with pytest.raises(RuntimeError, match="is not open"):
+        tape.__exit__(None, None, None)
+    assert recording.current() is None
+
+
+def test_exiting_tapes_out_of_order_is_a_named_error_and_leaks_no_recorder():
+    """Before: the outer tape's exit reset the recorders, the inner one's restored the outer
+    tape, which then recorded every later op of the session."""
+    a, b = core.Tape(), core.Tape()
+    a.__enter__()
+    b.__enter__()
+    with pytest.raises(RuntimeError, match="a tape entered after it is still recording"):
+        a.__exit__(None, None, None)
+    b.__exit__(None, None, None)
+    a.__exit__(None, None, None)
+    assert recording.current() is None
+
+
+def test_exiting_a_tape_from_another_thread_is_a_named_error():
+    tape = core.Tape()
+    errors = _errors_in_a_thread_inside(tape, lambda: tape.__exit__(None, None, None))
+    assert errors == ["Tape: exited, but its `with` block was opened in another thread"]
+    assert recording.current() is None
+
+
+def test_audit_report_iterates_over_node_audits():
+    tape, _, _ = _recorded()
+    report = core.audit(tape)
+    items = list(report)
+    assert [a.node_id for a in items] == [n.node_id for n in report.nodes]
+    assert len(items) == len(report) == 2 and all(a.passed for a in items)
+
+
+def test_tape_node_finds_forward_nodes_recorded_after_a_gradient():
+    x = core.tensor([1.0, 2.0])
+    with core.Tape(persistent=True) as tape:
+        tape.watch(x)
+        y = core.sum(x * x)
+        tape.gradient(y, x)  # its backward nodes take ids 2..k
+        z = y * 2.0
+    last = tape.nodes[-1]
+    assert last.id > len(tape.nodes) and tape.node(last.id) is last
+    assert tape.producer(z) is last
+    with pytest.raises(KeyError, match="no node with id 999"):
+        tape.node(999)

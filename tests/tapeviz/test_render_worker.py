@@ -76,6 +76,28 @@ def test_a_worker_grown_too_big_is_replaced_and_says_what_happened(monkeypatch):
     assert not e.value.crashed and c.started == 2
 
 
+def test_a_worker_started_by_a_big_process_is_kept(monkeypatch):
+    """The size that retires a worker is its own: on Linux ``ru_maxrss`` carries the peak
+    of the process that started it, and a kernel past RETIRE_BYTES once restarted the worker
+    for every picture (tests/tapeviz after tests/core: 0.5 s a picture, 20x slower)."""
+    import resource
+
+    ballast = bytearray(
+        max(0, 400 * 2**20 - resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024)
+    )
+    ballast[::4096] = b"\1" * len(ballast[::4096])  # touched: resident, the peak >= 400 MB
+    monkeypatch.setenv("TAPEVIZ_WASM_RETIRE_MB", "300")  # a worker needs about 70 MB
+    c = wasm_worker._Client()
+    monkeypatch.setattr(wasm_worker, "_CLIENT", c)
+    try:
+        for _ in range(3):
+            assert render_dot(CHAIN, engine="wasm").startswith(b"<?xml")
+        assert c.started == 1 and c.pid() is not None
+    finally:
+        del ballast
+        c.shutdown()
+
+
 @pytest.fixture
 def client(monkeypatch):
     """Point the renderer at a worker program of the test's choice."""

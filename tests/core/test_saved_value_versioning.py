@@ -27,7 +27,7 @@ def test_assigning_a_saved_variable_before_gradient_raises_naming_node_variable_
         tape.gradient(y, v)
     msg = str(info.value)
     assert "variable 'w'" in msg and "node 0 (Mul" in msg and "assigned 1 time(s)" in msg
-    assert f"test_trust_versioning.py:{line}" in msg
+    assert f"test_saved_value_versioning.py:{line}" in msg
 
 
 def test_a_persistent_tape_raises_on_a_second_gradient_after_assign():
